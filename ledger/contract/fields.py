@@ -1,0 +1,173 @@
+"""The contract flattened into field specs, derived from the pydantic models.
+
+The bulk ingest validates millions of rows in DuckDB, not in pydantic; this module turns the models
+into the facts that SQL needs (which fields each event type allows and requires, each field's kind and
+limits) and into the columns of `raw.events`. Nothing here restates a rule by hand: it is read off the
+models, and `tests/test_contract.py` checks the bulk verdicts against pydantic's on a corpus of edge
+cases, so the two paths cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from dataclasses import dataclass
+from decimal import Decimal
+from functools import cache
+
+import annotated_types
+from pydantic import AwareDatetime
+
+from ledger.contract.events import EVENT_TYPES, MODEL_BY_EVENT_TYPE
+
+# Fields every event carries, checked before the event type is known.
+COMMON_FIELDS: tuple[str, ...] = (
+    "event_id",
+    "source",
+    "event_type",
+    "occurred_at",
+    "tenant_id",
+    "session_id",
+)
+
+# Quarantine reasons, in the order a row's first broken rule is reported.
+QUARANTINE_REASONS: tuple[str, ...] = (
+    "malformed_json",
+    "missing_field",
+    "unknown_field",
+    "bad_type",
+    "bad_value",
+    "future_timestamp",
+    "id_conflict",
+)
+
+DECIMAL_SCALE = 6
+DECIMAL_PRECISION = 18
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    name: str
+    kind: str  # string | enum | integer | decimal | boolean | timestamp
+    min_length: int | None = None
+    max_length: int | None = None
+    minimum: int | None = None
+    maximum: int | None = None
+    choices: tuple[str, ...] = ()
+
+    @property
+    def duckdb_type(self) -> str:
+        return {
+            "string": "VARCHAR",
+            "enum": "VARCHAR",
+            "integer": "BIGINT",
+            "decimal": f"DECIMAL({DECIMAL_PRECISION},{DECIMAL_SCALE})",
+            "boolean": "BOOLEAN",
+            "timestamp": "TIMESTAMP",  # naive UTC
+        }[self.kind]
+
+
+def _unwrap_optional(annotation: object) -> object:
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        args = [arg for arg in typing.get_args(annotation) if arg is not type(None)]
+        if len(args) == 1:
+            return args[0]
+    return annotation
+
+
+def _spec_from_field(name: str, annotation: object, metadata: list[object]) -> FieldSpec:
+    annotation = _unwrap_optional(annotation)
+    # Annotated[...] aliases keep their constraints in __metadata__ (Count, Quantity, Identifier).
+    if typing.get_origin(annotation) is typing.Annotated:
+        base, *extra = typing.get_args(annotation)
+        return _spec_from_field(name, base, [*extra, *metadata])
+    limits: dict[str, int] = {}
+    for item in metadata:
+        for attr, key in (
+            ("min_length", "min_length"),
+            ("max_length", "max_length"),
+            ("ge", "minimum"),
+            ("le", "maximum"),
+        ):
+            value = getattr(item, attr, None)
+            if value is not None:
+                limits[key] = value
+        # FieldInfo-style metadata nests annotated_types constraints in .metadata
+        for nested in getattr(item, "metadata", []) or []:
+            if isinstance(nested, annotated_types.MinLen):
+                limits["min_length"] = nested.min_length
+            elif isinstance(nested, annotated_types.MaxLen):
+                limits["max_length"] = nested.max_length
+            elif isinstance(nested, annotated_types.Ge):
+                limits["minimum"] = nested.ge
+            elif isinstance(nested, annotated_types.Le):
+                limits["maximum"] = nested.le
+    if typing.get_origin(annotation) is typing.Literal:
+        return FieldSpec(name, "enum", choices=tuple(typing.get_args(annotation)))
+    if annotation is bool:
+        return FieldSpec(name, "boolean")
+    if annotation is int:
+        return FieldSpec(name, "integer", **limits)
+    if annotation is Decimal:
+        return FieldSpec(name, "decimal", minimum=limits.get("minimum"))
+    if annotation is str:
+        return FieldSpec(name, "string", **limits)
+    if annotation is AwareDatetime:
+        return FieldSpec(name, "timestamp")
+    raise TypeError(f"contract field {name!r} has a type the ingest cannot map: {annotation!r}")
+
+
+@dataclass(frozen=True)
+class EventTypeSpec:
+    event_type: str
+    fields: tuple[FieldSpec, ...]  # in model order, event_type excluded
+    required: frozenset[str]
+
+
+@cache
+def event_type_specs() -> dict[str, EventTypeSpec]:
+    specs: dict[str, EventTypeSpec] = {}
+    for event_type in EVENT_TYPES:
+        model = MODEL_BY_EVENT_TYPE[event_type]
+        fields = []
+        required = set()
+        for name, info in model.model_fields.items():
+            if name == "event_type":
+                continue
+            fields.append(_spec_from_field(name, info.annotation, list(info.metadata)))
+            if info.is_required():
+                required.add(name)
+        specs[event_type] = EventTypeSpec(event_type, tuple(fields), frozenset(required))
+    return specs
+
+
+@cache
+def all_fields() -> dict[str, FieldSpec]:
+    """Every field of every event type, once, in first-seen order; kinds must agree across types."""
+    seen: dict[str, FieldSpec] = {}
+    for spec in event_type_specs().values():
+        for field in spec.fields:
+            if field.name in seen and seen[field.name].duckdb_type != field.duckdb_type:
+                raise TypeError(f"field {field.name!r} has two storage types across event types")
+            seen.setdefault(field.name, field)
+    return seen
+
+
+def allowed_fields(event_type: str) -> tuple[str, ...]:
+    return ("event_type", *(field.name for field in event_type_specs()[event_type].fields))
+
+
+# Lineage columns that `raw.events` adds to the contract's fields.
+LINEAGE_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("payload_hash", "UBIGINT"),
+    ("file_id", "BIGINT"),
+    ("line_number", "BIGINT"),
+    ("ingested_at", "TIMESTAMP"),
+)
+
+
+def raw_event_columns() -> list[tuple[str, str]]:
+    """(name, DuckDB type) of `raw.events`: event_type then every contract field, then lineage."""
+    columns = [("event_type", "VARCHAR")]
+    columns += [(field.name, field.duckdb_type) for field in all_fields().values()]
+    return columns + list(LINEAGE_COLUMNS)

@@ -1,0 +1,87 @@
+"""Landing files: which files count, their content hash, and how each becomes numbered lines."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import duckdb
+
+JSONL_SUFFIXES = (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz")
+PARQUET_SUFFIXES = (".parquet",)
+
+
+def is_landing_file(path: Path) -> bool:
+    # Writers drop files in under a hidden temporary name and rename them when complete.
+    if path.name.startswith(".") or not path.is_file():
+        return False
+    return path.name.endswith(JSONL_SUFFIXES + PARQUET_SUFFIXES)
+
+
+def discover(paths: list[Path]) -> list[Path]:
+    """Landing files under `paths` (files or folders, recursively), in a stable order."""
+    found: list[Path] = []
+    for path in paths:
+        if not path.exists():
+            raise FileNotFoundError(f"{path}: no such file or folder to ingest")
+        if path.is_dir():
+            found.extend(p for p in sorted(path.rglob("*")) if is_landing_file(p))
+        elif path.name.endswith(JSONL_SUFFIXES + PARQUET_SUFFIXES):
+            found.append(path)
+        else:
+            raise ValueError(
+                f"{path}: not a landing file; expected one of "
+                f"{', '.join(JSONL_SUFFIXES + PARQUET_SUFFIXES)}"
+            )
+    return list(dict.fromkeys(p.resolve() for p in found))
+
+
+def content_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(8 * 1024 * 1024):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def lines_relation(con: duckdb.DuckDBPyConnection, path: Path) -> str:
+    """A SQL relation of `(line_number, raw_text)` for one landing file.
+
+    JSON Lines are read as plain text, one column per line (the delimiter is a control character
+    that valid JSON cannot contain unescaped), so a malformed line is kept with its text instead of
+    failing the read. Parquet rows are rendered to JSON so that both formats share one validation.
+    """
+    if path.name.endswith(PARQUET_SUFFIXES):
+        return _parquet_lines(con, path)
+    return f"""(
+      select row_number() over () as line_number, raw_text
+      from read_csv({_literal(str(path))}, columns = {{'raw_text': 'VARCHAR'}}, header = false,
+                    delim = e'\\x1f', quote = '', escape = '', auto_detect = false,
+                    compression = 'auto', strict_mode = false)
+    )"""
+
+
+def _parquet_lines(con: duckdb.DuckDBPyConnection, path: Path) -> str:
+    source = f"read_parquet({_literal(str(path))})"
+    columns = con.execute(f"describe select * from {source}").fetchall()
+    rendered = []
+    for name, kind, *_ in columns:
+        ident = '"' + name.replace('"', '""') + '"'
+        if kind.startswith("TIMESTAMP WITH TIME ZONE"):
+            # An instant: render it as RFC 3339 UTC, the contract's textual form.
+            value = f"strftime(timezone('UTC', {ident}), '%Y-%m-%dT%H:%M:%S.%fZ')"
+        elif kind.startswith("DECIMAL"):
+            # Exact: JSON numbers would pass through a double on the way back.
+            value = f"cast({ident} as varchar)"
+        else:
+            value = ident
+        rendered.append(f"{_literal(name)}, {value}")
+    body = ", ".join(rendered)
+    return f"""(
+      select row_number() over () as line_number, cast(json_object({body}) as varchar) as raw_text
+      from {source}
+    )"""

@@ -1,0 +1,202 @@
+"""Loading one landing file into the warehouse: validate, deduplicate, insert, all or nothing.
+
+Per file, inside one DuckDB transaction:
+1. every line is validated in bulk (`ledger.ingest.validation`); broken lines get their reason;
+2. valid lines are deduplicated on (`source`, `event_id`) against everything ever ingested and
+   against earlier lines of the same file: the same payload is a duplicate (counted, dropped), a
+   different payload is quarantined as `id_conflict` and the first version stays;
+3. accepted events go to `raw.events`, broken lines and conflicts to `raw.quarantine` with their raw
+   text, file and line, and the file goes to the manifest `raw.ingested_files`.
+A crash anywhere before the commit leaves nothing of the file visible; the manifest's content hash
+makes ingesting the same file again a no-op.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+
+from ledger.contract.fields import LINEAGE_COLUMNS, raw_event_columns
+from ledger.ingest.files import content_sha256, lines_relation
+from ledger.ingest.validation import validation_sql
+
+_LINEAGE = {name for name, _ in LINEAGE_COLUMNS}
+CONTRACT_COLUMNS = [name for name, _ in raw_event_columns() if name not in _LINEAGE]
+
+
+@dataclass
+class FileResult:
+    path: Path
+    status: str  # ingested | already_ingested
+    content_sha256: str
+    rows: int = 0
+    accepted: int = 0
+    duplicates: int = 0
+    quarantined: int = 0
+    reasons: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def summary_line(self) -> str:
+        if self.status == "already_ingested":
+            return f"{self.path}: already ingested (same content), nothing changed"
+        reasons = ", ".join(f"{k} {v}" for k, v in sorted(self.reasons.items()))
+        quarantine = f" ({reasons})" if reasons else ""
+        rate = self.rows / self.seconds if self.seconds else 0
+        return (
+            f"{self.path}: {self.rows} rows, {self.accepted} accepted, "
+            f"{self.duplicates} duplicates, {self.quarantined} quarantined{quarantine} "
+            f"in {self.seconds:.2f}s ({rate:,.0f} rows/s)"
+        )
+
+
+def already_ingested(con: duckdb.DuckDBPyConnection, sha256: str) -> bool:
+    found = con.execute(
+        "select count(*) from raw.ingested_files where content_sha256 = ?", [sha256]
+    ).fetchone()
+    return bool(found and found[0])
+
+
+def load_file(
+    con: duckdb.DuckDBPyConnection,
+    path: Path,
+    *,
+    ingest_time: datetime | None = None,
+    sha256: str | None = None,
+) -> FileResult:
+    """Ingest one file atomically. `con` must not be inside a transaction."""
+    started = time.perf_counter()
+    ingest_time = ingest_time or datetime.now(UTC)
+    sha256 = sha256 or content_sha256(path)
+    if already_ingested(con, sha256):
+        return FileResult(path, "already_ingested", sha256)
+    naive_now = ingest_time.astimezone(UTC).replace(tzinfo=None)
+
+    con.execute("begin transaction")
+    try:
+        con.execute(
+            "create or replace temp table staged as " + validation_sql(lines_relation(con, path)),
+            {"ingest_time": ingest_time.isoformat()},
+        )
+        con.execute(_FATES_SQL)
+        file_id = con.execute("select nextval('raw.file_id_seq')").fetchone()[0]
+        columns = ", ".join(CONTRACT_COLUMNS)
+        staged_columns = ", ".join(f"s.{c}" for c in CONTRACT_COLUMNS)
+        con.execute(
+            f"""
+            insert into raw.events ({columns}, payload_hash, file_id, line_number, ingested_at)
+            select {staged_columns}, s.payload_hash, $file_id, s.line_number, $now
+            from staged s join fates f using (line_number)
+            where f.fate = 'accepted'
+            order by s.line_number
+            """,
+            {"file_id": file_id, "now": naive_now},
+        )
+        con.execute(
+            """
+            insert into raw.quarantine
+            select $file_id, $path, s.line_number,
+                   coalesce(s.reason, f.fate), coalesce(s.detail, f.detail), s.raw_text,
+                   case when s.reason <> 'malformed_json' or s.reason is null
+                        then json_extract_string(s.raw_text, '$.source') end,
+                   case when s.reason <> 'malformed_json' or s.reason is null
+                        then json_extract_string(s.raw_text, '$.event_id') end,
+                   $now
+            from staged s left join fates f using (line_number)
+            where s.reason is not null or f.fate = 'id_conflict'
+            order by s.line_number
+            """,
+            {"file_id": file_id, "path": str(path), "now": naive_now},
+        )
+        counts = dict(
+            con.execute(
+                """
+                select coalesce(s.reason, f.fate) as outcome, count(*)
+                from staged s left join fates f using (line_number)
+                group by all
+                """
+            ).fetchall()
+        )
+        accepted = counts.pop("accepted", 0)
+        duplicates = counts.pop("duplicate", 0)
+        rows = accepted + duplicates + sum(counts.values())
+        quarantined = sum(counts.values())
+        seconds = time.perf_counter() - started
+        con.execute(
+            "insert into raw.ingested_files values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                file_id,
+                str(path),
+                sha256,
+                path.stat().st_size,
+                rows,
+                accepted,
+                duplicates,
+                quarantined,
+                naive_now,
+                int(seconds * 1000),
+            ],
+        )
+        con.execute("drop table staged")
+        con.execute("drop table fates")
+        con.execute("commit")
+    except BaseException:
+        con.execute("rollback")
+        raise
+    return FileResult(
+        path,
+        "ingested",
+        sha256,
+        rows=rows,
+        accepted=accepted,
+        duplicates=duplicates,
+        quarantined=quarantined,
+        reasons=counts,
+        seconds=seconds,
+    )
+
+
+# Fate of each valid staged line. An earlier ingest wins over this file; within the file the first
+# line wins. Same payload hash -> duplicate; different -> id_conflict (the first version stays).
+_FATES_SQL = """
+create or replace temp table fates as
+with valid as (
+  select line_number, source, event_id, payload_hash
+  from staged
+  where reason is null
+),
+ranked as (
+  select
+    *,
+    row_number() over (partition by source, event_id order by line_number) as nth,
+    first_value(payload_hash) over (partition by source, event_id order by line_number) as first_hash,
+    first_value(line_number) over (partition by source, event_id order by line_number) as first_line
+  from valid
+),
+earlier as (
+  select e.source, e.event_id, any_value(e.payload_hash) as payload_hash,
+         any_value(e.file_id) as file_id, any_value(e.line_number) as line_number
+  from raw.events e
+  semi join valid v on e.source = v.source and e.event_id = v.event_id
+  group by all
+)
+select
+  r.line_number,
+  case
+    when x.payload_hash = r.payload_hash then 'duplicate'
+    when x.payload_hash is not null then 'id_conflict'
+    when r.nth > 1 and r.payload_hash = r.first_hash then 'duplicate'
+    when r.nth > 1 then 'id_conflict'
+    else 'accepted'
+  end as fate,
+  case
+    when x.payload_hash is not null
+      then 'differs from the version kept from file ' || x.file_id || ' line ' || x.line_number
+    when r.nth > 1 then 'differs from the version kept from line ' || r.first_line
+  end as detail
+from ranked r
+left join earlier x on x.source = r.source and x.event_id = r.event_id
+"""

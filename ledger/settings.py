@@ -1,0 +1,95 @@
+"""Settings: read from the environment once, at the edge, with defaults that work out of the box.
+
+| variable                    | default                         | meaning                                  |
+|-----------------------------|---------------------------------|------------------------------------------|
+| `LEDGER_HOME`               | `<repo>/data/home`              | warehouse, landing, published copy, reports |
+| `LEDGER_REFERENCE_DIR`      | `<repo>/data/reference`         | rate card, FX, price plans, latency budgets |
+| `LEDGER_REPORTING_CURRENCY` | `CNY`                           | currency every amount is converted to    |
+| `LEDGER_TIMEZONE`           | `Asia/Shanghai`                 | business dates and ISO weeks             |
+| `LEDGER_WEBHOOK_URL`        | unset                           | Slack-compatible alert webhook           |
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import BaseModel, ConfigDict, field_validator
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DBT_PROJECT_DIR = REPO_ROOT / "dbt"
+
+
+class Settings(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    home: Path
+    reference_dir: Path
+    reporting_currency: str = "CNY"
+    timezone: str = "Asia/Shanghai"
+    webhook_url: str | None = None
+
+    @field_validator("reporting_currency")
+    @classmethod
+    def _currency_is_iso_code(cls, value: str) -> str:
+        if len(value) != 3 or not value.isalpha() or not value.isupper():
+            raise ValueError(
+                f"LEDGER_REPORTING_CURRENCY must be a 3-letter ISO code such as CNY, got {value!r}"
+            )
+        return value
+
+    @field_validator("timezone")
+    @classmethod
+    def _timezone_exists(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError(
+                f"LEDGER_TIMEZONE must be an IANA zone such as Asia/Shanghai, got {value!r}"
+            ) from exc
+        return value
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
+        env = os.environ if environ is None else environ
+        return cls(
+            home=Path(env.get("LEDGER_HOME") or REPO_ROOT / "data" / "home").resolve(),
+            reference_dir=Path(
+                env.get("LEDGER_REFERENCE_DIR") or REPO_ROOT / "data" / "reference"
+            ).resolve(),
+            reporting_currency=env.get("LEDGER_REPORTING_CURRENCY") or "CNY",
+            timezone=env.get("LEDGER_TIMEZONE") or "Asia/Shanghai",
+            webhook_url=env.get("LEDGER_WEBHOOK_URL") or None,
+        )
+
+    # Everything the pipeline writes lives under `home`, so one variable moves a whole installation.
+    @property
+    def warehouse_path(self) -> Path:
+        return self.home / "warehouse.duckdb"
+
+    @property
+    def landing_dir(self) -> Path:
+        return self.home / "landing"
+
+    @property
+    def published_path(self) -> Path:
+        """The read-only copy of the marts the boards read; replaced atomically after each build."""
+        return self.home / "published" / "marts.duckdb"
+
+    @property
+    def reports_dir(self) -> Path:
+        return self.home / "reports"
+
+    @property
+    def alerts_dir(self) -> Path:
+        return self.home / "alerts"
+
+    @property
+    def dbt_target_dir(self) -> Path:
+        # Per-home dbt artefacts, so two homes (tests, demo) never share a target folder.
+        return self.home / "dbt_target"
+
+    def ensure_dirs(self) -> None:
+        for path in (self.home, self.landing_dir, self.published_path.parent, self.reports_dir):
+            path.mkdir(parents=True, exist_ok=True)

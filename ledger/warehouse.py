@@ -1,0 +1,63 @@
+"""The DuckDB warehouse: connections and the raw-layer tables the ingest writes.
+
+One embedded file under `LEDGER_HOME`. DuckDB allows one writing process at a time; readers that must
+not contend with the pipeline (the boards) read the published copy instead (`ledger.publish`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+
+from ledger.contract.fields import raw_event_columns
+
+
+def connect(path: Path | str, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    """Open the warehouse with the session settings every query here assumes."""
+    if not read_only:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    con = duckdb.connect(str(path), read_only=read_only)
+    # Timestamps are stored as naive UTC; a session zone other than UTC would shift casts.
+    con.execute("set TimeZone = 'UTC'")
+    return con
+
+
+QUARANTINE_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("file_id", "BIGINT"),
+    ("source_file", "VARCHAR"),
+    ("line_number", "BIGINT"),
+    ("reason", "VARCHAR"),
+    ("detail", "VARCHAR"),
+    ("raw_text", "VARCHAR"),
+    ("source", "VARCHAR"),
+    ("event_id", "VARCHAR"),
+    ("quarantined_at", "TIMESTAMP"),
+)
+
+INGESTED_FILE_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("file_id", "BIGINT"),
+    ("path", "VARCHAR"),
+    ("content_sha256", "VARCHAR"),
+    ("size_bytes", "BIGINT"),
+    ("rows", "BIGINT"),
+    ("accepted", "BIGINT"),
+    ("duplicates", "BIGINT"),
+    ("quarantined", "BIGINT"),
+    ("ingested_at", "TIMESTAMP"),
+    ("duration_ms", "BIGINT"),
+)
+
+
+def _ddl(table: str, columns: tuple[tuple[str, str], ...] | list[tuple[str, str]]) -> str:
+    body = ",\n  ".join(f"{name} {kind}" for name, kind in columns)
+    return f"create table if not exists {table} (\n  {body}\n)"
+
+
+def ensure_raw_schema(con: duckdb.DuckDBPyConnection) -> None:
+    """Create the raw layer if missing: events, quarantine and the manifest of ingested files."""
+    con.execute("create schema if not exists raw")
+    con.execute(_ddl("raw.events", raw_event_columns()))
+    con.execute(_ddl("raw.quarantine", QUARANTINE_COLUMNS))
+    con.execute(_ddl("raw.ingested_files", INGESTED_FILE_COLUMNS))
+    con.execute("create sequence if not exists raw.file_id_seq start 1")

@@ -1,0 +1,213 @@
+"""The contract: pydantic models are the source of truth, the bulk SQL validation must agree."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import duckdb
+import pytest
+
+from ledger.contract.events import EVENT_ADAPTER, EVENT_TYPES, json_schema
+from ledger.contract.fields import all_fields, raw_event_columns
+from ledger.contract.verdict import verdict
+from ledger.ingest.validation import validation_sql
+
+INGEST_TIME = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+
+BASE = {
+    "event_id": "e-1",
+    "source": "gw-cn-east-1",
+    "occurred_at": "2026-11-01T10:00:00.250Z",
+    "tenant_id": "acme-telecom",
+    "session_id": "s-1",
+}
+VALID = {
+    "session.started": {"scenario": "companion", "channel": "webrtc", "pipeline": "realtime"},
+    "session.ended": {"end_reason": "user_hangup"},
+    "asr.usage": {"provider": "aliyun", "model": "paraformer", "audio_seconds": "4.250"},
+    "llm.usage": {
+        "provider": "deepseek",
+        "model": "deepseek-chat",
+        "turn_index": 2,
+        "input_tokens": 120,
+        "cached_input_tokens": 900,
+        "output_tokens": 80,
+        "phase": "substantive",
+        "route": "large",
+    },
+    "tts.usage": {
+        "provider": "aliyun",
+        "model": "cosyvoice",
+        "characters": 42,
+        "audio_seconds": 3.5,
+    },
+    "realtime.usage": {
+        "provider": "openai",
+        "model": "gpt-realtime",
+        "input_audio_tokens": 1,
+        "cached_input_audio_tokens": 2,
+        "input_text_tokens": 3,
+        "cached_input_text_tokens": 4,
+        "output_audio_tokens": 5,
+        "output_text_tokens": 6,
+    },
+    "vision.usage": {
+        "provider": "qwen",
+        "model": "qwen-vl-plus",
+        "images": 1,
+        "image_tokens": 1280,
+        "cache_hit": True,
+    },
+    "infra.usage": {"provider": "telco", "resource": "pstn", "quantity": 3, "unit": "path_minutes"},
+    "turn.interrupted": {
+        "turn_index": 3,
+        "wasted_output_tokens": 40,
+        "wasted_tts_characters": 25,
+        "is_false_interruption": False,
+    },
+    "turn.latency": {
+        "turn_index": 3,
+        "segment": "llm_ttft",
+        "started_at": "2026-11-01T10:00:00.000+08:00",
+        "ended_at": "2026-11-01T10:00:00.310+08:00",
+    },
+    "session.degraded": {"kind": "tts_filler", "reason": "tts_timeout"},
+}
+
+
+def event(kind: str, /, **changes: object) -> dict:
+    document = {**BASE, "event_type": kind, **VALID[kind]}
+    for key, value in changes.items():
+        if value is ...:
+            document.pop(key, None)
+        else:
+            document[key] = value
+    return document
+
+
+def line(kind: str, /, **changes: object) -> str:
+    return json.dumps(event(kind, **changes))
+
+
+# (raw line, expected verdict) — every quarantine reason the contract can give, and the edge cases
+# where a lax parser and a strict one would disagree.
+CASES: list[tuple[str, tuple[str, str | None] | None]] = [
+    *[(line(t), None) for t in EVENT_TYPES],
+    ("{not json", ("malformed_json", None)),
+    ("[1, 2]", ("malformed_json", None)),
+    ('"just a string"', ("malformed_json", None)),
+    (line("llm.usage", event_id=...), ("missing_field", "event_id")),
+    (line("llm.usage", event_type=...), ("missing_field", "event_type")),
+    (line("llm.usage", tenant_id=None), ("missing_field", "tenant_id")),
+    (line("llm.usage", output_tokens=...), ("missing_field", "output_tokens")),
+    (line("llm.usage", event_type=7), ("bad_type", "event_type")),
+    (line("llm.usage", event_type="llm.usage.v2"), ("bad_value", "event_type")),
+    (line("llm.usage", transcript="hello, my name is"), ("unknown_field", "transcript")),
+    (line("llm.usage", transcript=None), None),
+    (line("asr.usage", images=1), ("unknown_field", "images")),
+    (line("llm.usage", input_tokens="120"), ("bad_type", "input_tokens")),
+    (line("llm.usage", input_tokens=12.5), ("bad_type", "input_tokens")),
+    (line("llm.usage", input_tokens=True), ("bad_type", "input_tokens")),
+    (line("llm.usage", input_tokens=-1), ("bad_value", "input_tokens")),
+    (line("llm.usage", phase="smalltalk"), ("bad_value", "phase")),
+    (line("llm.usage", phase=3), ("bad_type", "phase")),
+    (line("llm.usage", route=""), ("bad_value", "route")),
+    (line("llm.usage", tenant_id="x" * 129), ("bad_value", "tenant_id")),
+    (line("llm.usage", tenant_id="x" * 128), None),
+    (line("tts.usage", cache_hit="yes"), ("bad_type", "cache_hit")),
+    (line("tts.usage", audio_seconds="four"), ("bad_type", "audio_seconds")),
+    (line("tts.usage", audio_seconds="1e3"), ("bad_type", "audio_seconds")),
+    (line("tts.usage", audio_seconds="-1.5"), ("bad_value", "audio_seconds")),
+    (line("tts.usage", audio_seconds=-1.5), ("bad_value", "audio_seconds")),
+    (line("tts.usage", audio_seconds="1.1234567"), ("bad_value", "audio_seconds")),
+    (line("tts.usage", audio_seconds="1.1234560"), None),
+    (line("tts.usage", audio_seconds="1234567890123.5"), ("bad_value", "audio_seconds")),
+    (line("tts.usage", audio_seconds=1e3), None),
+    (line("llm.usage", occurred_at="2026-11-01T10:00:00"), ("bad_type", "occurred_at")),
+    (line("llm.usage", occurred_at="2026-11-01"), ("bad_type", "occurred_at")),
+    (line("llm.usage", occurred_at="2026-02-30T10:00:00Z"), ("bad_type", "occurred_at")),
+    (line("llm.usage", occurred_at=1764000000), ("bad_type", "occurred_at")),
+    (line("llm.usage", occurred_at="2026-11-01 10:00:00+08:00"), None),
+    (line("llm.usage", occurred_at="2026-11-30T12:04:59Z"), None),
+    (line("llm.usage", occurred_at="2026-11-30T12:05:01Z"), ("future_timestamp", "occurred_at")),
+    (
+        line("llm.usage", occurred_at="2026-11-30T20:05:01+08:00"),
+        ("future_timestamp", "occurred_at"),
+    ),
+    (
+        line("turn.latency", ended_at="2026-11-01T09:59:59.999+08:00"),
+        ("bad_value", "ended_at"),
+    ),
+    (line("turn.latency", segment="tts_first_byte"), ("bad_value", "segment")),
+    (line("infra.usage", unit="hours"), ("bad_value", "unit")),
+    (line("session.degraded", kind="realtime_to_cascade", turn_index=...), None),
+    # missing wins over unknown, unknown over bad type, bad type over bad value
+    (line("llm.usage", output_tokens=..., transcript="x"), ("missing_field", "output_tokens")),
+    (line("llm.usage", transcript="x", input_tokens="1"), ("unknown_field", "transcript")),
+    (line("llm.usage", input_tokens="1", phase="x"), ("bad_type", "input_tokens")),
+]
+
+
+def bulk_verdicts(lines: list[str]) -> list[tuple[str, str | None] | None]:
+    con = duckdb.connect()
+    con.execute("set TimeZone = 'UTC'")
+    con.execute("create table lines (line_number bigint, raw_text varchar)")
+    con.executemany("insert into lines values (?, ?)", list(enumerate(lines, 1)))
+    rows = con.execute(
+        f"select reason, detail from ({validation_sql('lines')}) order by line_number",
+        {"ingest_time": INGEST_TIME.isoformat()},
+    ).fetchall()
+    return [None if reason is None else (reason, detail) for reason, detail in rows]
+
+
+@pytest.mark.parametrize(("raw", "expected"), CASES, ids=[c[0][:60] for c in CASES])
+def test_pydantic_verdict_names_the_expected_reason(raw: str, expected: object) -> None:
+    assert verdict(raw, INGEST_TIME) == expected
+
+
+def test_bulk_validation_agrees_with_pydantic_on_every_case() -> None:
+    lines = [raw for raw, _ in CASES]
+    assert bulk_verdicts(lines) == [expected for _, expected in CASES]
+
+
+def test_bulk_validation_stores_timestamps_in_utc_and_defaults_cache_hit() -> None:
+    con = duckdb.connect()
+    con.execute("set TimeZone = 'UTC'")
+    con.execute("create table lines (line_number bigint, raw_text varchar)")
+    con.execute("insert into lines values (1, ?), (2, ?)", [line("tts.usage"), line("llm.usage")])
+    rows = con.execute(
+        f"select occurred_at, cache_hit, audio_seconds, output_tokens "
+        f"from ({validation_sql('lines')}) order by line_number",
+        {"ingest_time": INGEST_TIME.isoformat()},
+    ).fetchall()
+    from decimal import Decimal
+
+    assert rows == [
+        (datetime(2026, 11, 1, 10, 0, 0, 250000), False, Decimal("3.500000"), None),
+        (datetime(2026, 11, 1, 10, 0, 0, 250000), None, None, 80),
+    ]
+
+
+def test_json_schema_is_derived_from_the_models_and_accepts_what_they_accept() -> None:
+    schema = json_schema()
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert sorted(schema["discriminator"]["mapping"]) == sorted(EVENT_TYPES)
+    import jsonschema
+
+    for event_type in EVENT_TYPES:
+        document = event(event_type)
+        jsonschema.validate(document, schema)
+        EVENT_ADAPTER.validate_python(document)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(event("llm.usage", transcript="hi"), schema)
+
+
+def test_raw_events_columns_cover_every_contract_field_once() -> None:
+    columns = [name for name, _ in raw_event_columns()]
+    assert len(columns) == len(set(columns))
+    assert set(all_fields()) | {"event_type"} <= set(columns)
+    types = dict(raw_event_columns())
+    assert types["audio_seconds"] == "DECIMAL(18,6)"
+    assert types["occurred_at"] == "TIMESTAMP"
+    assert "DOUBLE" not in types.values() and "FLOAT" not in types.values()

@@ -1,0 +1,263 @@
+"""Ingest: quarantine with reasons, permanent deduplication, replay and atomicity per file."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+
+from ledger.ingest import ingest_paths
+from ledger.ingest.load import load_file
+from ledger.settings import Settings
+from ledger.warehouse import connect, ensure_raw_schema
+
+INGEST_TIME = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+
+
+def llm(event_id: str, source: str = "gw-1", input_tokens: int = 100, **extra: object) -> dict:
+    return {
+        "event_id": event_id,
+        "source": source,
+        "event_type": "llm.usage",
+        "occurred_at": "2026-11-01T10:00:00Z",
+        "tenant_id": "acme-telecom",
+        "session_id": "s-1",
+        "provider": "deepseek",
+        "model": "deepseek-chat",
+        "turn_index": 0,
+        "input_tokens": input_tokens,
+        "cached_input_tokens": 0,
+        "output_tokens": 10,
+        **extra,
+    }
+
+
+def write_jsonl(path: Path, rows: list[dict | str]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = "\n".join(r if isinstance(r, str) else json.dumps(r) for r in rows) + "\n"
+    path.write_text(text)
+    return path
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings.from_env({"LEDGER_HOME": str(tmp_path / "home")})
+
+
+def ingest(settings: Settings, *paths: Path):
+    return ingest_paths(settings, list(paths), ingest_time=INGEST_TIME)
+
+
+def query(settings: Settings, sql: str) -> list[tuple]:
+    with duckdb.connect(str(settings.warehouse_path), read_only=True) as con:
+        return con.execute(sql).fetchall()
+
+
+def test_each_bad_line_is_quarantined_with_reason_file_line_and_raw_text(
+    settings: Settings, tmp_path: Path
+) -> None:
+    bad_lines = [
+        "{oops",
+        json.dumps({k: v for k, v in llm("m").items() if k != "model"}),
+        json.dumps(llm("u", transcript="my card number is")),
+        json.dumps(llm("t", input_tokens="100")),
+        json.dumps(llm("v", input_tokens=-5)),
+        json.dumps(llm("f", occurred_at="2026-12-01T00:00:00Z")),
+    ]
+    path = write_jsonl(tmp_path / "in" / "mixed.jsonl", [llm("ok-1"), *bad_lines, llm("ok-2")])
+
+    [result] = ingest(settings, path)
+
+    assert (result.rows, result.accepted, result.duplicates, result.quarantined) == (8, 2, 0, 6)
+    assert query(
+        settings,
+        "select source_file, line_number, reason, detail, raw_text from raw.quarantine "
+        "order by line_number",
+    ) == [
+        (str(path), 2, "malformed_json", None, bad_lines[0]),
+        (str(path), 3, "missing_field", "model", bad_lines[1]),
+        (str(path), 4, "unknown_field", "transcript", bad_lines[2]),
+        (str(path), 5, "bad_type", "input_tokens", bad_lines[3]),
+        (str(path), 6, "bad_value", "input_tokens", bad_lines[4]),
+        (str(path), 7, "future_timestamp", "occurred_at", bad_lines[5]),
+    ]
+    assert query(settings, "select event_id, line_number from raw.events order by 1") == [
+        ("ok-1", 1),
+        ("ok-2", 8),
+    ]
+
+
+def test_replaying_a_file_changes_nothing(settings: Settings, tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "a.jsonl", [llm("1"), llm("2"), "{bad"])
+    ingest(settings, path)
+    before = (
+        query(settings, "select count(*) from raw.events"),
+        query(settings, "select count(*) from raw.quarantine"),
+    )
+
+    [again] = ingest(settings, path)
+    copy = write_jsonl(tmp_path / "copy-of-a.jsonl", [llm("1"), llm("2"), "{bad"])
+    [copied] = ingest(settings, copy)
+
+    assert again.status == copied.status == "already_ingested"
+    after = (
+        query(settings, "select count(*) from raw.events"),
+        query(settings, "select count(*) from raw.quarantine"),
+    )
+    assert before == after == ([(2,)], [(1,)])
+    assert query(settings, "select count(*) from raw.ingested_files") == [(1,)]
+
+
+def test_deduplication_is_permanent_across_files_and_runs(
+    settings: Settings, tmp_path: Path
+) -> None:
+    ingest(settings, write_jsonl(tmp_path / "day1.jsonl", [llm("1"), llm("2")]))
+    # Weeks later, a gateway re-sends event 1 (identical) along with a new event 3.
+    [result] = ingest(
+        settings, write_jsonl(tmp_path / "day9.jsonl", [llm("1"), llm("3"), llm("3")])
+    )
+
+    assert (result.accepted, result.duplicates, result.quarantined) == (1, 2, 0)
+    assert query(settings, "select event_id from raw.events order by 1") == [("1",), ("2",), ("3",)]
+
+
+def test_same_event_id_from_two_sources_is_kept_twice(settings: Settings, tmp_path: Path) -> None:
+    [result] = ingest(
+        settings, write_jsonl(tmp_path / "a.jsonl", [llm("42", "gw-1"), llm("42", "gw-2")])
+    )
+    assert result.accepted == 2
+    assert query(settings, "select source, event_id from raw.events order by 1") == [
+        ("gw-1", "42"),
+        ("gw-2", "42"),
+    ]
+
+
+def test_same_key_with_a_different_payload_is_an_id_conflict_and_the_first_stays(
+    settings: Settings, tmp_path: Path
+) -> None:
+    first = write_jsonl(tmp_path / "a.jsonl", [llm("7", input_tokens=100)])
+    ingest(settings, first)
+    # Key order and offset spelling differ but the payload is the same: a duplicate, not a conflict.
+    same = llm("7", input_tokens=100, occurred_at="2026-11-01T18:00:00+08:00")
+    same_reordered = dict(reversed(list(same.items())))
+    later = write_jsonl(
+        tmp_path / "b.jsonl",
+        [llm("7", input_tokens=999), same_reordered, llm("8"), llm("8", input_tokens=5)],
+    )
+    [result] = ingest(settings, later)
+
+    assert (result.accepted, result.duplicates, result.quarantined) == (1, 1, 2)
+    assert query(settings, "select event_id, input_tokens from raw.events order by 1") == [
+        ("7", 100),
+        ("8", 100),
+    ]
+    assert query(
+        settings, "select line_number, reason, detail from raw.quarantine order by line_number"
+    ) == [
+        (1, "id_conflict", "differs from the version kept from file 1 line 1"),
+        (4, "id_conflict", "differs from the version kept from line 3"),
+    ]
+
+
+class _FailBeforeCommit:
+    """A connection that breaks after the events are inserted, before the file is committed."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self._con = con
+
+    def execute(self, sql: str, *args: object):
+        if sql.strip().startswith("insert into raw.quarantine"):
+            raise RuntimeError("disk full")
+        return self._con.execute(sql, *args)
+
+
+def test_a_failure_in_the_middle_of_a_file_leaves_nothing_of_it_visible(
+    settings: Settings, tmp_path: Path
+) -> None:
+    ingest(settings, write_jsonl(tmp_path / "good.jsonl", [llm("1")]))
+    broken = write_jsonl(tmp_path / "broken.jsonl", [llm("2"), llm("3"), "{bad"])
+    with connect(settings.warehouse_path) as con:
+        with pytest.raises(RuntimeError, match="disk full"):
+            load_file(_FailBeforeCommit(con), broken, ingest_time=INGEST_TIME)  # type: ignore[arg-type]
+
+    assert query(settings, "select event_id from raw.events") == [("1",)]
+    assert query(settings, "select count(*) from raw.quarantine") == [(0,)]
+    assert query(settings, "select count(*) from raw.ingested_files") == [(1,)]
+    # ...and the same file goes in whole on the next attempt.
+    [retry] = ingest(settings, broken)
+    assert (retry.accepted, retry.quarantined) == (2, 1)
+
+
+def test_a_killed_ingest_leaves_the_previous_state_readable(
+    settings: Settings, tmp_path: Path
+) -> None:
+    ingest(settings, write_jsonl(tmp_path / "good.jsonl", [llm("1")]))
+    big = write_jsonl(tmp_path / "big.jsonl", [llm(str(i)) for i in range(2, 5002)])
+    # The child process dies (no cleanup, no rollback) after inserting the events.
+    script = f"""
+import os
+from ledger.ingest.load import load_file
+from ledger.warehouse import connect
+from pathlib import Path
+class Die:
+    def __init__(self, con): self.con = con
+    def execute(self, sql, *a):
+        if sql.strip().startswith("insert into raw.quarantine"):
+            os._exit(9)
+        return self.con.execute(sql, *a)
+load_file(Die(connect({str(settings.warehouse_path)!r})), Path({str(big)!r}))
+"""
+    child = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert child.returncode == 9, child.stderr
+
+    assert query(settings, "select event_id from raw.events") == [("1",)]
+    assert query(settings, "select count(*) from raw.ingested_files") == [(1,)]
+
+
+def test_gzip_and_parquet_files_ingest_like_jsonl(settings: Settings, tmp_path: Path) -> None:
+    gz = tmp_path / "a.jsonl.gz"
+    gz.write_bytes(gzip.compress((json.dumps(llm("g1")) + "\n{bad\n").encode()))
+    rows = [llm("p1"), llm("p2", input_tokens=-1)]
+    parquet = tmp_path / "b.parquet"
+    pl.DataFrame(rows).write_parquet(parquet)
+
+    results = ingest(settings, gz, parquet)
+
+    assert [(r.accepted, r.quarantined) for r in results] == [(1, 1), (1, 1)]
+    assert query(
+        settings, "select reason, line_number from raw.quarantine order by source_file"
+    ) == [
+        ("malformed_json", 2),
+        ("bad_value", 2),
+    ]
+
+
+def test_a_folder_is_ingested_in_path_order_skipping_hidden_temporary_files(
+    settings: Settings, tmp_path: Path
+) -> None:
+    write_jsonl(tmp_path / "land" / "2026-11-02" / "gw.jsonl", [llm("b")])
+    write_jsonl(tmp_path / "land" / "2026-11-01" / "gw.jsonl", [llm("a")])
+    write_jsonl(tmp_path / "land" / "2026-11-01" / ".gw.jsonl.tmp", [llm("partial")])
+    (tmp_path / "land" / "notes.txt").write_text("not an event file")
+
+    results = ingest(settings, tmp_path / "land")
+
+    assert [r.path.parent.name for r in results] == ["2026-11-01", "2026-11-02"]
+    assert query(settings, "select event_id from raw.events order by file_id") == [("a",), ("b",)]
+
+
+def test_raw_tables_are_created_once_and_survive_a_second_call(settings: Settings) -> None:
+    with connect(settings.warehouse_path) as con:
+        ensure_raw_schema(con)
+        ensure_raw_schema(con)
+        tables = con.execute(
+            "select table_name from information_schema.tables where table_schema = 'raw' order by 1"
+        ).fetchall()
+    assert tables == [("events",), ("ingested_files",), ("quarantine",)]
