@@ -1,0 +1,47 @@
+-- depends_on: {{ ref('fct_session_ledger') }}
+-- depends_on: {{ ref('fct_tenant_daily_margin') }}
+-- depends_on: {{ ref('fct_tenant_weekly_margin') }}
+-- depends_on: {{ ref('fct_cost_by_phase_route') }}
+-- SPEC 5: money is exact, from rate card to report. Anywhere in the warehouse, a column named
+-- like money (a cost, revenue, savings, margin, amount, price, fee or FX rate word) must be a
+-- DECIMAL,
+-- and money amounts must keep at least 12 decimal places (percentages excepted).
+with
+
+columns as (
+    select
+        table_schema,
+        table_name,
+        column_name,
+        data_type,
+        numeric_scale,
+    from information_schema.columns
+    where table_catalog = current_database()
+),
+
+money_columns as (
+    select *
+    from columns
+    where (
+        regexp_matches(
+            column_name, '(^|_)(cost|revenue|savings|margin|amount|price|fee|fx_rate)(_|$)'
+        )
+        -- counts, keys, flags and labels that merely mention money
+        and not regexp_matches(column_name, '(_count|_number|_status|_reason|_kind|_meter|_id)$')
+        and not regexp_matches(column_name, '^(is|has)_')
+    )
+    or (table_schema = 'reference' and column_name = 'rate')
+),
+
+final as (
+    select
+        table_schema,
+        table_name,
+        column_name,
+        data_type,
+    from money_columns
+    where not starts_with(upper(data_type), 'DECIMAL')
+        or (not ends_with(column_name, '_pct') and numeric_scale < 12)
+)
+
+select * from final

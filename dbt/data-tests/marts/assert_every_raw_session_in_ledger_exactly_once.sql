@@ -1,0 +1,36 @@
+-- Every session of the raw events has exactly one ledger row, and the ledger invents none.
+with
+
+events as (
+    select * from {{ source('raw', 'events') }}
+),
+
+session_ledger as (
+    select * from {{ ref('fct_session_ledger') }}
+),
+
+raw_sessions as (
+    select distinct session_id
+    from events
+),
+
+ledger_rows as (
+    select
+        session_id,
+        count(*) as row_count,
+    from session_ledger
+    group by session_id
+),
+
+final as (
+    select
+        coalesce(raw_sessions.session_id, ledger_rows.session_id) as session_id,
+        raw_sessions.session_id is not null as in_raw_events,
+        coalesce(ledger_rows.row_count, 0) as ledger_row_count,
+    from raw_sessions
+    full outer join ledger_rows
+        on raw_sessions.session_id = ledger_rows.session_id
+    where raw_sessions.session_id is null or ledger_rows.row_count is distinct from 1
+)
+
+select * from final

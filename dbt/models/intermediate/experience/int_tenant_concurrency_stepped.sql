@@ -1,0 +1,78 @@
+{#-
+    Concurrent sessions per tenant as a step function: one row per interval in which the number of
+    active sessions is constant (SPEC 6: ASR/TTS pools scale on concurrent paths).
+
+    A session occupies [started_at, ended_at): one that ends at the instant another starts does
+    not overlap it. A session still open occupies up to its last event (what is known so far).
+    Sessions of zero length occupy no time and are left out.
+-#}
+with
+
+sessions as (
+    select * from {{ ref('int_sessions_resolved') }}
+),
+
+intervals as (
+    select
+        tenant_id,
+        session_id,
+        started_at,
+        coalesce(ended_at, last_event_at) as ended_at,
+    from sessions
+    where coalesce(ended_at, last_event_at) > started_at
+),
+
+changes as (
+    select
+        tenant_id,
+        started_at as changed_at,
+        1 as delta,
+    from intervals
+
+    union all
+
+    select
+        tenant_id,
+        ended_at as changed_at,
+        -1 as delta,
+    from intervals
+),
+
+-- Ends and starts at the same instant net out before the level is read; an instant where they
+-- cancel is no change at all.
+net_changes as (
+    select
+        tenant_id,
+        changed_at,
+        sum(delta) as delta,
+    from changes
+    group by tenant_id, changed_at
+    having sum(delta) <> 0
+),
+
+levels as (
+    select
+        tenant_id,
+        changed_at as valid_from,
+        lead(changed_at) over (partition by tenant_id order by changed_at) as valid_to,
+        cast(
+            sum(delta) over (
+                partition by tenant_id order by changed_at
+                rows between unbounded preceding and current row
+            ) as integer
+        ) as concurrent_sessions,
+    from net_changes
+),
+
+final as (
+    select
+        tenant_id,
+        valid_from,
+        valid_to,
+        concurrent_sessions,
+    from levels
+    where valid_to is not null
+        and concurrent_sessions > 0
+)
+
+select * from final

@@ -1,0 +1,146 @@
+with
+
+measured_segments as (
+    select * from {{ ref('int_turn_segments_measured') }}
+),
+
+latency_budgets as (
+    select * from {{ ref('stg_reference__latency_budgets') }}
+),
+
+-- The five contract segments in pipeline order, then the first-audio total (SPEC 4 and 6).
+segment_catalogue as (
+    select *
+    from (
+        values
+            ('endpointing', 1),
+            ('stt_final', 2),
+            ('llm_ttft', 3),
+            ('tts_first_frame', 4),
+            ('network_playback', 5),
+            ('first_audio', 6)
+    ) as catalogue (segment, segment_order)
+),
+
+turns as (
+    select
+        session_id,
+        turn_index,
+        tenant_id,
+        scenario,
+        pipeline,
+        business_date,
+        iso_week,
+        week_start_date,
+        min(started_at) as turn_started_at,
+        count(*) as segments_measured,
+    from measured_segments
+    group by all
+),
+
+-- SPEC 6: first audio is the sum of the five segment durations, only when all five are present.
+first_audio as (
+    select
+        session_id,
+        turn_index,
+        'first_audio' as segment,
+        sum(duration_ms) as duration_ms,
+    from measured_segments
+    group by session_id, turn_index
+    having count(*) = 5
+),
+
+durations as (
+    select
+        session_id,
+        turn_index,
+        segment,
+        duration_ms,
+    from measured_segments
+
+    union all
+
+    select
+        session_id,
+        turn_index,
+        segment,
+        duration_ms,
+    from first_audio
+),
+
+-- Every turn gets all six rows, so a segment that was not measured still shows its budget and
+-- still counts in the turn total of its cell.
+turn_segments as (
+    select
+        turns.*,
+        segment_catalogue.segment,
+        segment_catalogue.segment_order,
+        durations.duration_ms,
+    from turns
+    cross join segment_catalogue
+    left join durations
+        on turns.session_id = durations.session_id
+        and turns.turn_index = durations.turn_index
+        and segment_catalogue.segment = durations.segment
+),
+
+default_budgets as (
+    select * from latency_budgets
+    where tenant_id is null
+),
+
+-- Tenant rows are already merged over the scenario defaults by the reference loader: a tenant
+-- with an override has a full set of rows, so the lookup is coalesce(tenant row, default row).
+tenant_budgets as (
+    select * from latency_budgets
+    where tenant_id is not null
+),
+
+budgeted as (
+    select
+        turn_segments.*,
+        coalesce(tenant_budgets.budget_ms, default_budgets.budget_ms) as budget_ms,
+        coalesce(tenant_budgets.owner, default_budgets.owner) as owner,
+        case
+            when tenant_budgets.budget_ms is not null then 'tenant_override'
+            when default_budgets.budget_ms is not null then 'scenario_default'
+        end as budget_source,
+    from turn_segments
+    left join default_budgets
+        on turn_segments.scenario = default_budgets.scenario
+        and turn_segments.segment = default_budgets.segment
+    left join tenant_budgets
+        on turn_segments.scenario = tenant_budgets.scenario
+        and turn_segments.segment = tenant_budgets.segment
+        and turn_segments.tenant_id = tenant_budgets.tenant_id
+),
+
+final as (
+    select
+        session_id,
+        turn_index,
+        tenant_id,
+        scenario,
+        pipeline,
+        business_date,
+        iso_week,
+        week_start_date,
+        turn_started_at,
+        segments_measured,
+        segment,
+        segment_order,
+        duration_ms,
+        budget_ms,
+        owner,
+        budget_source,
+        duration_ms > budget_ms as is_over_budget,
+        -- Latency is not money: the ratio is DOUBLE. It makes budgets of different sizes
+        -- comparable (60 ms of playback vs 300 ms of LLM) when attributing a breach.
+        case
+            when budget_ms > 0 then cast(duration_ms as double) / budget_ms
+        end as budget_ratio,
+        duration_ms - budget_ms as overshoot_ms,
+    from budgeted
+)
+
+select * from final

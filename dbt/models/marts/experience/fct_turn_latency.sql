@@ -1,0 +1,44 @@
+{%- set segments = ['endpointing', 'stt_final', 'llm_ttft', 'tts_first_frame', 'network_playback',
+                    'first_audio'] -%}
+with
+
+turn_segments as (
+    select * from {{ ref('int_turn_segments_budgeted') }}
+),
+
+turns as (
+    select
+        session_id,
+        turn_index,
+        tenant_id,
+        scenario,
+        pipeline,
+        business_date,
+        iso_week,
+        week_start_date,
+        turn_started_at,
+        segments_measured,
+        segments_measured = 5 as is_complete,
+        any_value(budget_source) as budget_source,
+        {%- for segment in segments %}
+        max(duration_ms) filter (where segment = '{{ segment }}') as {{ segment }}_ms,
+        {%- endfor %}
+        {%- for segment in segments %}
+        max(budget_ms) filter (where segment = '{{ segment }}') as {{ segment }}_budget_ms,
+        {%- endfor %}
+        -- Pipeline order, so the list reads like the turn did.
+        string_agg(segment, ',' order by segment_order)
+            filter (where is_over_budget and segment <> 'first_audio') as over_budget_segments,
+        count(*) filter (where is_over_budget and segment <> 'first_audio')
+            as over_budget_segment_count,
+        bool_or(is_over_budget) filter (where segment = 'first_audio')
+            as is_first_audio_over_budget,
+    from turn_segments
+    group by all
+),
+
+final as (
+    select * from turns
+)
+
+select * from final

@@ -1,0 +1,156 @@
+{%- set components = ['asr', 'llm', 'tts', 'realtime', 'vision', 'infra'] -%}
+{%- set savings_kinds = ['llm', 'realtime', 'tts', 'vision'] -%}
+{%- set cost_columns = [] -%}
+{%- for component in components -%}{%- do cost_columns.append(component ~ '_cost') -%}{%- endfor -%}
+{%- set savings_columns = [] -%}
+{%- for kind in savings_kinds -%}{%- do savings_columns.append(kind ~ '_cache_savings') -%}{%- endfor -%}
+
+with
+
+sessions as (
+    select * from {{ ref('int_sessions_resolved') }}
+),
+
+billing as (
+    select * from {{ ref('int_sessions_billed') }}
+),
+
+usage_lines as (
+    select * from {{ ref('int_usage_lines_priced') }}
+),
+
+interruption_waste as (
+    select * from {{ ref('int_interruption_waste_priced') }}
+),
+
+degradations as (
+    select * from {{ ref('stg_metering__session_degradations') }}
+),
+
+-- Unpriced lines have a NULL amount: sum() skips them, so they add nothing (SPEC 5).
+session_usage as (
+    select
+        session_id,
+        {%- for component in components %}
+        coalesce(sum(amount) filter (where component = '{{ component }}'), {{ money(0) }})
+            as {{ component }}_cost,
+        {%- endfor %}
+        {%- for kind in savings_kinds %}
+        coalesce(sum(savings_amount) filter (where savings_kind = '{{ kind }}'), {{ money(0) }})
+            as {{ kind }}_cache_savings,
+        {%- endfor %}
+        count(distinct source || chr(31) || event_id) filter (where not is_priced)
+            as unpriced_usage_event_count,
+    from usage_lines
+    group by session_id
+),
+
+session_interruptions as (
+    select
+        session_id,
+        count(*) as interruption_count,
+        count(*) filter (where is_false_interruption) as false_interruption_count,
+        coalesce(sum(waste_amount), {{ money(0) }}) as interruption_waste_cost,
+        count(*) filter (where not is_priced) as unpriced_interruption_count,
+    from interruption_waste
+    group by session_id
+),
+
+session_degradations as (
+    select
+        session_id,
+        count(*) as degradation_count,
+    from degradations
+    group by session_id
+),
+
+joined as (
+    select
+        sessions.*,
+        billing.revenue_status,
+        billing.price_plan_line_number,
+        billing.billable_seconds,
+        billing.billable_minutes,
+        billing.revenue,
+        {%- for component in components %}
+        coalesce(session_usage.{{ component }}_cost, {{ money(0) }}) as {{ component }}_cost,
+        {%- endfor %}
+        {%- for kind in savings_kinds %}
+        coalesce(session_usage.{{ kind }}_cache_savings, {{ money(0) }})
+            as {{ kind }}_cache_savings,
+        {%- endfor %}
+        coalesce(session_usage.unpriced_usage_event_count, 0) as unpriced_usage_event_count,
+        coalesce(session_interruptions.interruption_count, 0) as interruption_count,
+        coalesce(session_interruptions.false_interruption_count, 0)
+            as false_interruption_count,
+        coalesce(session_interruptions.interruption_waste_cost, {{ money(0) }})
+            as interruption_waste_cost,
+        coalesce(session_interruptions.unpriced_interruption_count, 0)
+            as unpriced_interruption_count,
+        coalesce(session_degradations.degradation_count, 0) as degradation_count,
+    from sessions
+    inner join billing
+        on sessions.session_id = billing.session_id
+    left join session_usage
+        on sessions.session_id = session_usage.session_id
+    left join session_interruptions
+        on sessions.session_id = session_interruptions.session_id
+    left join session_degradations
+        on sessions.session_id = session_degradations.session_id
+),
+
+totals as (
+    select
+        *,
+        {{ money(cost_columns | join(' + ')) }} as total_cost,
+        {{ money(savings_columns | join(' + ')) }}
+            as cache_savings,
+    from joined
+),
+
+final as (
+    select
+        session_id,
+        tenant_id,
+        scenario,
+        pipeline,
+        channel,
+        started_at,
+        ended_at,
+        end_reason,
+        is_open,
+        has_start,
+        business_date,
+        iso_week,
+        week_start_date,
+        duration_seconds,
+        billable_seconds,
+        billable_minutes,
+        '{{ var("reporting_currency") }}' as currency,
+        {%- for component in components %}
+        {{ component }}_cost,
+        {%- endfor %}
+        total_cost,
+        revenue_status,
+        price_plan_line_number,
+        revenue,
+        {{ money('revenue - total_cost') }} as gross_margin,
+        {{ percentage('revenue - total_cost', 'revenue') }} as gross_margin_pct,
+        turn_count,
+        interruption_count,
+        false_interruption_count,
+        interruption_waste_cost,
+        cache_savings,
+        {%- for kind in savings_kinds %}
+        {{ kind }}_cache_savings,
+        {%- endfor %}
+        degradation_count,
+        unpriced_usage_event_count,
+        unpriced_interruption_count,
+        unpriced_usage_event_count + unpriced_interruption_count > 0 as has_unpriced_usage,
+        event_count,
+        last_event_at,
+    from totals
+)
+
+select * from final

@@ -1,0 +1,27 @@
+with
+
+session_ledger as (
+    select * from {{ ref('fct_session_ledger') }}
+),
+
+aggregated as (
+    select
+        session_ledger.tenant_id,
+        session_ledger.iso_week,
+        session_ledger.week_start_date,
+        {{ margin_aggregates('session_ledger') }}
+    from session_ledger
+    group by session_ledger.tenant_id, session_ledger.iso_week, session_ledger.week_start_date
+),
+
+final as (
+    select
+        tenant_id,
+        iso_week,
+        week_start_date,
+        '{{ var("reporting_currency") }}' as currency,
+        {{ margin_columns() }}
+    from aggregated
+)
+
+select * from final

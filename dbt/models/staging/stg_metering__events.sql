@@ -1,0 +1,11 @@
+with
+
+events as (
+    select * from {{ source('raw', 'events') }}
+),
+
+final as (
+    select * from events
+)
+
+select * from final

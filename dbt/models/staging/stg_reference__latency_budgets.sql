@@ -1,0 +1,17 @@
+with
+
+latency_budgets as (
+    select * from {{ source('reference', 'latency_budgets') }}
+),
+
+final as (
+    select
+        scenario,
+        tenant_id,
+        segment,
+        budget_ms,
+        owner,
+    from latency_budgets
+)
+
+select * from final
