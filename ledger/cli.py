@@ -140,5 +140,83 @@ def _print_ingest_totals(results, settings: Settings) -> None:
     )
 
 
+@main.command()
+def build() -> None:
+    """Ingest new landing files, reload reference data, run dbt build and publish the marts.
+
+    Runs the Dagster job `build_ledger` in this process; on any failure the published copy the
+    boards read stays as it was.
+    """
+    from ledger.build import run_build
+
+    settings = _settings()
+    settings.ensure_dirs()
+    console.print("building: ingest -> reference data -> dbt build -> publish ...")
+    outcome = run_build()
+    for line in outcome.lines:
+        console.print(line, highlight=False)
+    if not outcome.success:
+        raise click.ClickException(
+            "the build failed; the boards keep the previous published copy. "
+            "Fix the cause above and run `ledger build` again."
+        )
+
+
+@main.group()
+def export() -> None:
+    """Export ledger tables for machines (full precision)."""
+
+
+@export.command("session-ledger")
+@click.option("--out", required=True, type=click.Path(path_type=Path), help="FILE.csv or .parquet")
+@click.option("--tenant", help="Only this tenant.")
+@click.option("--from", "date_from", type=click.DateTime(["%Y-%m-%d"]), help="First business date.")
+@click.option("--to", "date_to", type=click.DateTime(["%Y-%m-%d"]), help="Last business date.")
+def export_session_ledger(out: Path, tenant: str | None, date_from, date_to) -> None:
+    """Write fct_session_ledger (every column, exact decimals) to CSV or Parquet."""
+    from ledger.export import export_session_ledger as run_export
+
+    if out.suffix not in (".csv", ".parquet"):
+        raise click.UsageError("--out must end in .csv or .parquet")
+    rows = run_export(
+        _settings(),
+        out,
+        tenant,
+        date_from.date() if date_from else None,
+        date_to.date() if date_to else None,
+    )
+    console.print(f"wrote {rows:,} sessions to {out}")
+
+
+@main.command()
+@click.option("--port", default=8501, show_default=True, type=int)
+def serve(port: int) -> None:
+    """Serve the Streamlit boards on the published copy."""
+    from ledger.boards import serve as run_boards
+
+    run_boards(_settings(), port=port)
+
+
+@main.command()
+@click.option("--tenants", default=5, show_default=True, type=click.IntRange(1, 500))
+@click.option("--days", default=30, show_default=True, type=click.IntRange(1, 3660))
+@click.option("--serve/--no-serve", "serve_boards", default=True, show_default=True)
+@click.option("--port", default=8501, show_default=True, type=int)
+@click.pass_context
+def demo(ctx: click.Context, tenants: int, days: int, serve_boards: bool, port: int) -> None:
+    """Simulate a month of traffic, run the whole pipeline, then serve the boards."""
+    settings = _settings()
+    settings.ensure_dirs()
+    if any(settings.landing_dir.iterdir()):
+        console.print(f"landing folder {settings.landing_dir} already has data: not simulating")
+    else:
+        ctx.invoke(simulate, tenants=tenants, days=days)
+    ctx.invoke(build)
+    console.print(f"warehouse: {settings.warehouse_path}")
+    console.print(f"published copy for the boards: {settings.published_path}")
+    if serve_boards:
+        ctx.invoke(serve, port=port)
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

@@ -75,7 +75,8 @@ class Settings(BaseModel):
     @property
     def published_path(self) -> Path:
         """The read-only copy of the marts the boards read; replaced atomically after each build."""
-        return self.home / "published" / "marts.duckdb"
+        # Not "marts.duckdb": a file's stem is its catalog name and would clash with schema `marts`.
+        return self.home / "published" / "boards.duckdb"
 
     @property
     def reports_dir(self) -> Path:

@@ -1,0 +1,1 @@
+"""One module per area, each exposing its own Dagster definitions."""

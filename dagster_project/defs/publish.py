@@ -1,0 +1,33 @@
+"""Publishing: after a successful build, the boards' read-only copy is replaced atomically."""
+
+
+from dagster import AssetExecutionContext, AssetKey, MaterializeResult, asset
+
+from dagster_project.defs.resources import LedgerWarehouse
+from ledger.publish import publish
+
+
+def published_marts_asset(upstream: list[AssetKey]):
+    @asset(
+        key=AssetKey(["published", "marts"]),
+        group_name="publish",
+        deps=upstream,
+        description=(
+            "Read-only copy of the marts for the boards, swapped in by an atomic rename only "
+            "after every upstream model and test succeeded."
+        ),
+    )
+    def published_marts(
+        context: AssetExecutionContext, warehouse: LedgerWarehouse
+    ) -> MaterializeResult:
+        result = publish(warehouse.settings())
+        context.log.info(f"published {result.tables} tables to {result.path}")
+        return MaterializeResult(
+            metadata={
+                "path": result.path,
+                "tables": result.tables,
+                "published_at": result.published_at.isoformat(),
+            }
+        )
+
+    return published_marts

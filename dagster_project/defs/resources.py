@@ -1,0 +1,41 @@
+"""Resources: the installation's settings and its DuckDB warehouse, resolved at run time."""
+
+
+from pathlib import Path
+
+import duckdb
+from dagster import ConfigurableResource
+
+from ledger.settings import Settings
+from ledger.warehouse import connect
+
+
+class LedgerWarehouse(ConfigurableResource):
+    """The ledger's DuckDB warehouse. Unset fields fall back to the `LEDGER_*` environment.
+
+    Reading the environment here, when a run starts, rather than at import keeps the code location
+    loadable anywhere and lets tests point a run at a temporary home.
+    """
+
+    home: str | None = None
+    reference_dir: str | None = None
+    reporting_currency: str | None = None
+    timezone: str | None = None
+
+    def settings(self) -> Settings:
+        base = Settings.from_env()
+        overrides = {
+            "home": self.home,
+            "reference_dir": self.reference_dir,
+            "reporting_currency": self.reporting_currency,
+            "timezone": self.timezone,
+        }
+        update = {
+            key: Path(value).resolve() if key in ("home", "reference_dir") else value
+            for key, value in overrides.items()
+            if value
+        }
+        return Settings.model_validate({**base.model_dump(), **update})
+
+    def connect(self, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+        return connect(self.settings().warehouse_path, read_only=read_only)
