@@ -2,16 +2,27 @@
 
 from __future__ import annotations
 
+import os
+from collections import deque
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
+from itertools import islice
 from pathlib import Path
 
+import duckdb
+
 from ledger.ingest.files import discover
-from ledger.ingest.load import FileResult, load_file
+from ledger.ingest.load import FileResult, StagedFile, commit_staged, stage_file
 from ledger.settings import Settings
 from ledger.warehouse import connect, ensure_raw_schema
 
 __all__ = ["FileResult", "ingest_paths"]
+
+# DuckDB parallelises a query across row groups; one landing file is often a single row group, so
+# files are validated side by side instead.
+STAGING_THREADS = max(2, os.cpu_count() or 2)
+STAGING_WINDOW = STAGING_THREADS + 1
 
 
 def ingest_paths(
@@ -27,10 +38,29 @@ def ingest_paths(
     if on_start is not None:
         on_start(files)
     results = []
-    with connect(settings.warehouse_path) as con:
+    with connect(settings.warehouse_path) as con, ThreadPoolExecutor(STAGING_THREADS) as pool:
         ensure_raw_schema(con)
-        for path in files:
-            result = load_file(con, path, ingest_time=ingest_time)
+
+        def stage(path: Path) -> tuple[duckdb.DuckDBPyConnection, StagedFile]:
+            cursor = con.cursor()
+            return cursor, stage_file(cursor, path, ingest_time=ingest_time)
+
+        # Validation (the expensive part) runs ahead on other cursors while files commit one at a
+        # time in path order, so "the first version wins" stays deterministic. The window bounds
+        # how many staged files wait in memory.
+        pending: deque[Future] = deque()
+        queue = iter(files)
+        for path in islice(queue, STAGING_WINDOW):
+            pending.append(pool.submit(stage, path))
+        while pending:
+            cursor, staged = pending.popleft().result()
+            next_path = next(queue, None)
+            if next_path is not None:
+                pending.append(pool.submit(stage, next_path))
+            try:
+                result = commit_staged(cursor, staged)
+            finally:
+                cursor.close()
             results.append(result)
             if on_file is not None:
                 on_file(result)

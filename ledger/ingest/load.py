@@ -28,6 +28,14 @@ _LINEAGE = {name for name, _ in LINEAGE_COLUMNS}
 CONTRACT_COLUMNS = [name for name, _ in raw_event_columns() if name not in _LINEAGE]
 
 
+@dataclass(frozen=True)
+class StagedFile:
+    path: Path
+    sha256: str
+    ingest_time: datetime
+    seconds: float
+
+
 @dataclass
 class FileResult:
     path: Path
@@ -60,27 +68,42 @@ def already_ingested(con: duckdb.DuckDBPyConnection, sha256: str) -> bool:
     return bool(found and found[0])
 
 
-def load_file(
-    con: duckdb.DuckDBPyConnection,
-    path: Path,
-    *,
-    ingest_time: datetime | None = None,
-    sha256: str | None = None,
-) -> FileResult:
-    """Ingest one file atomically. `con` must not be inside a transaction."""
+def stage_file(
+    con: duckdb.DuckDBPyConnection, path: Path, *, ingest_time: datetime | None = None
+) -> StagedFile:
+    """Validate every line of `path` into the connection's temp table `staged`.
+
+    Touches no warehouse table, so files can be staged in parallel on separate cursors while
+    another file commits; `commit_staged` must then run on the same connection.
+    """
     started = time.perf_counter()
     ingest_time = ingest_time or datetime.now(UTC)
-    sha256 = sha256 or content_sha256(path)
+    sha256 = content_sha256(path)
+    con.execute(
+        "create or replace temp table staged as " + validation_sql(lines_relation(con, path)),
+        {"ingest_time": ingest_time.isoformat()},
+    )
+    return StagedFile(path, sha256, ingest_time, time.perf_counter() - started)
+
+
+def load_file(
+    con: duckdb.DuckDBPyConnection, path: Path, *, ingest_time: datetime | None = None
+) -> FileResult:
+    """Ingest one file atomically. `con` must not be inside a transaction."""
+    return commit_staged(con, stage_file(con, path, ingest_time=ingest_time))
+
+
+def commit_staged(con: duckdb.DuckDBPyConnection, staged: StagedFile) -> FileResult:
+    """Deduplicate and insert a staged file in one transaction, with its manifest row."""
+    started = time.perf_counter()
+    path, sha256 = staged.path, staged.sha256
     if already_ingested(con, sha256):
+        con.execute("drop table if exists staged")
         return FileResult(path, "already_ingested", sha256)
-    naive_now = ingest_time.astimezone(UTC).replace(tzinfo=None)
+    naive_now = staged.ingest_time.astimezone(UTC).replace(tzinfo=None)
 
     con.execute("begin transaction")
     try:
-        con.execute(
-            "create or replace temp table staged as " + validation_sql(lines_relation(con, path)),
-            {"ingest_time": ingest_time.isoformat()},
-        )
         con.execute(_FATES_SQL)
         file_id = con.execute("select nextval('raw.file_id_seq')").fetchone()[0]
         columns = ", ".join(CONTRACT_COLUMNS)
@@ -124,7 +147,7 @@ def load_file(
         duplicates = counts.pop("duplicate", 0)
         rows = accepted + duplicates + sum(counts.values())
         quarantined = sum(counts.values())
-        seconds = time.perf_counter() - started
+        seconds = staged.seconds + time.perf_counter() - started
         con.execute(
             "insert into raw.ingested_files values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
@@ -140,12 +163,13 @@ def load_file(
                 int(seconds * 1000),
             ],
         )
-        con.execute("drop table staged")
-        con.execute("drop table fates")
         con.execute("commit")
     except BaseException:
         con.execute("rollback")
         raise
+    finally:
+        con.execute("drop table if exists staged")
+        con.execute("drop table if exists fates")
     return FileResult(
         path,
         "ingested",
