@@ -12,7 +12,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from ledger.settings import Settings
 
-console = Console(stderr=True)
+# soft_wrap: summary lines stay one line each in logs and pipes, whatever the width.
+console = Console(stderr=True, soft_wrap=True)
 
 
 def _settings() -> Settings:
