@@ -1,0 +1,1 @@
+"""The Streamlit boards on the published copy of the marts: `streamlit run dashboards/app.py`."""

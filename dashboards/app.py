@@ -1,0 +1,32 @@
+"""Entry file of the boards: owns navigation, the shared sidebar and the empty-warehouse guide.
+
+Run with `ledger serve` (or `streamlit run dashboards/app.py`); LEDGER_HOME says whose published
+copy to read.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dashboards.connection import current_version, publication, published_path
+from dashboards.filters import explain_empty, render_sidebar
+
+st.set_page_config(page_title="Voice ledger boards", page_icon=":material/call:", layout="wide")
+
+PAGES = [
+    st.Page("app_pages/overview.py", title="Overview", icon=":material/dashboard:", default=True),
+    st.Page("app_pages/margin.py", title="Margin", icon=":material/payments:"),
+    st.Page("app_pages/experience.py", title="Experience", icon=":material/timer:"),
+    st.Page("app_pages/combined.py", title="Margin × experience", icon=":material/join:"),
+    st.Page("app_pages/sessions.py", title="Session explorer", icon=":material/search:"),
+    st.Page("app_pages/data_quality.py", title="Data quality", icon=":material/rule:"),
+]
+
+page = st.navigation(PAGES)
+version = current_version()
+published = publication(version) if version else None
+if published is None:
+    explain_empty(str(published_path()))
+    st.stop()
+render_sidebar(published)
+page.run()

@@ -1,0 +1,98 @@
+"""Margin × experience: one row per tenant, money and what the user felt side by side."""
+
+from __future__ import annotations
+
+import plotly.express as px
+import streamlit as st
+
+from dashboards import queries
+from dashboards.filters import page_context, page_header
+from dashboards.kpis import margin_pct
+from dashboards.presentation import Col, money_series, share_series, show_table
+
+SORT_LABELS = {
+    "gross_margin": "Gross margin",
+    "gross_margin_pct": "Gross margin %",
+    "total_cost": "Cost",
+    "revenue": "Revenue",
+    "false_interruption_rate": "False interruption rate",
+    "prefix_cache_hit_rate": "Prefix cache hit rate",
+    "interruption_rate": "Interruption rate",
+    "interruption_waste_cost": "Interruption waste",
+    "cache_savings": "Cache savings",
+    "first_audio_p95_ms": "First audio P95",
+    "tenant_id": "Tenant",
+}
+
+context = page_context()
+filters, currency, version = context.filters, context.currency, context.version
+page_header(
+    "Margin × experience",
+    context,
+    "Read the false interruption rate and the cache hit rate next to cost and margin: an "
+    "interruption is a cost event, a cache hit is margin.",
+)
+
+left, right = st.columns([3, 1])
+sort = left.selectbox(
+    "Sort by",
+    options=list(SORT_LABELS),
+    format_func=SORT_LABELS.get,
+    key="combined_sort",
+)
+descending = right.toggle("Highest first", value=True, key="combined_descending")
+rows = queries.combined_by_tenant(version, *filters.args, sort, descending)
+if rows.empty:
+    st.info("No sessions in the selected period and filters. Widen the date range in the sidebar.")
+    st.stop()
+
+# The percentage shown is derived from the exact amounts; SQL's value only orders the rows.
+rows["gross_margin_pct"] = [
+    margin_pct(revenue, cost)
+    for revenue, cost in zip(rows["revenue"], rows["total_cost"], strict=True)
+]
+show_table(
+    rows,
+    [
+        Col("tenant_id", "Tenant"),
+        Col("sessions", "Sessions", "int"),
+        Col("revenue", "Revenue", "money"),
+        Col("total_cost", "Cost", "money"),
+        Col("gross_margin", "Gross margin", "money"),
+        Col("gross_margin_pct", "Gross margin", "pct"),
+        Col("interruption_waste_cost", "Interruption waste", "money"),
+        Col("cache_savings", "Cache savings", "money"),
+        Col("interruption_rate", "Interruption rate", "share"),
+        Col("false_interruption_rate", "False interruption rate", "share"),
+        Col("prefix_cache_hit_rate", "Prefix cache hit rate", "share"),
+        Col("tts_phrase_cache_hit_rate", "TTS phrase cache hit rate", "share"),
+        Col("degradation_rate", "Degraded sessions", "share"),
+        Col("first_audio_p95_ms", "First audio P95", "ms"),
+    ],
+    currency,
+    key="combined_table",
+)
+st.caption("Click a column header to sort the table by any other column.")
+
+chart = rows.assign(
+    gross_margin=money_series(rows["gross_margin"]),
+    false_interruption_rate=share_series(rows["false_interruption_rate"]),
+    waste=money_series(rows["interruption_waste_cost"]).fillna(0),
+)
+scatter = px.scatter(
+    chart,
+    x="false_interruption_rate",
+    y="gross_margin",
+    size="waste",
+    size_max=40,
+    text="tenant_id",
+    labels={
+        "false_interruption_rate": "False interruption rate (%)",
+        "gross_margin": f"Gross margin ({currency})",
+        "waste": f"Interruption waste ({currency})",
+    },
+    height=380,
+    title="Margin against false interruptions (bubble: interruption waste)",
+)
+scatter.update_traces(textposition="top center")
+st.plotly_chart(scatter, key="combined_scatter")

@@ -1,0 +1,108 @@
+"""Overview: where the money went in the selected period, and how it moved against the last one."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from dashboards import queries
+from dashboards.filters import page_context, page_header
+from dashboards.formatting import money, money_delta, percent, points_delta
+from dashboards.kpis import PeriodKpis
+from dashboards.presentation import COMPONENT_LABELS, money_series
+
+context = page_context()
+filters, currency, version = context.filters, context.currency, context.version
+previous = filters.previous()
+page_header("Overview", context)
+
+now = PeriodKpis.from_totals(queries.period_totals(version, *filters.args))
+before = PeriodKpis.from_totals(queries.period_totals(version, *previous.args))
+
+if now.sessions == 0:
+    st.info(
+        "No sessions in the selected period and filters. Widen the date range or clear a "
+        "filter in the sidebar."
+    )
+    st.stop()
+
+first, second = st.columns(4), st.columns(4)
+first[0].metric(
+    "Revenue", money(now.revenue, currency), money_delta(now.revenue, before.revenue, currency)
+)
+first[1].metric(
+    "Cost",
+    money(now.total_cost, currency),
+    money_delta(now.total_cost, before.total_cost, currency),
+    delta_color="inverse",
+)
+first[2].metric(
+    "Gross margin",
+    money(now.gross_margin, currency),
+    money_delta(now.gross_margin, before.gross_margin, currency),
+)
+first[3].metric(
+    "Gross margin %",
+    percent(now.gross_margin_pct, 2),
+    points_delta(now.gross_margin_pct, before.gross_margin_pct),
+)
+second[0].metric(
+    "Cost per billable minute",
+    money(now.cost_per_billable_minute, currency),
+    money_delta(now.cost_per_billable_minute, before.cost_per_billable_minute, currency),
+    delta_color="inverse",
+)
+second[1].metric(
+    "Interruption waste",
+    money(now.interruption_waste_cost, currency),
+    money_delta(now.interruption_waste_cost, before.interruption_waste_cost, currency),
+    delta_color="inverse",
+    help="Cost of output tokens and TTS audio generated and then cut off; already inside Cost.",
+)
+second[2].metric(
+    "Cache savings",
+    money(now.cache_savings, currency),
+    money_delta(now.cache_savings, before.cache_savings, currency),
+    help="Cost avoided by prefix, TTS phrase and vision caches.",
+)
+second[3].metric("Sessions", f"{now.sessions:,}", f"{now.sessions - before.sessions:+,}")
+st.caption(
+    f"Changes are against {previous.date_from:%Y-%m-%d} to {previous.date_to:%Y-%m-%d}"
+    + ("" if before.sessions else " (no sessions then)")
+    + ". Revenue counts closed, billed sessions; cost counts every session, open ones included."
+)
+
+daily = queries.daily_trend(version, *filters.args)
+dates = daily["business_date"]
+
+st.subheader("Revenue, cost and margin per day")
+trend = go.Figure()
+trend.add_bar(x=dates, y=money_series(daily["revenue"]), name="Revenue")
+trend.add_bar(x=dates, y=money_series(daily["total_cost"]), name="Cost")
+trend.add_scatter(
+    x=dates, y=money_series(daily["gross_margin"]), name="Gross margin", mode="lines+markers"
+)
+trend.update_layout(barmode="group", yaxis_title=currency, height=360, margin={"t": 10})
+st.plotly_chart(trend, key="overview_trend")
+
+left, right = st.columns(2)
+with left:
+    st.subheader("Cost by component")
+    components = go.Figure()
+    for component in queries.COMPONENTS:
+        components.add_bar(
+            x=dates,
+            y=money_series(daily[f"{component}_cost"]),
+            name=COMPONENT_LABELS[component],
+        )
+    components.update_layout(barmode="stack", yaxis_title=currency, height=340, margin={"t": 10})
+    st.plotly_chart(components, key="overview_components")
+with right:
+    st.subheader("Interruption waste and cache savings")
+    waste = go.Figure()
+    waste.add_scatter(
+        x=dates, y=money_series(daily["interruption_waste_cost"]), name="Interruption waste"
+    )
+    waste.add_scatter(x=dates, y=money_series(daily["cache_savings"]), name="Cache savings")
+    waste.update_layout(yaxis_title=currency, height=340, margin={"t": 10})
+    st.plotly_chart(waste, key="overview_waste")

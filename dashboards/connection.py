@@ -1,0 +1,121 @@
+"""The boards' one connection: read-only, to the published copy of the marts.
+
+The pipeline replaces the published file with an atomic rename after each successful build. The
+connection is cached per *version* of that file (inode, mtime, size): a new publish is a new
+version, so the next script run opens the new file, while a query already running on the old one
+finishes on the old inode undisturbed. Nothing here ever opens the warehouse the pipeline writes.
+
+The file is attached to a private in-memory DuckDB rather than opened with
+`duckdb.connect(path, read_only=True)`, for two reasons: DuckDB's Python client reuses an open
+database instance for the same path (checked: a reopen after a publish hands back the *old* file
+while a connection to it is still open), and a directly opened file's catalog is named after the
+file, which can clash with a schema name (`marts.duckdb` vs schema `marts`). Attached under the
+fixed name `published`, neither happens.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from datetime import date, datetime
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+import streamlit as st
+
+from ledger.settings import Settings
+
+CATALOG = "published"
+
+
+@dataclass(frozen=True)
+class Publication:
+    """What the sidebar says about the copy being read."""
+
+    version: str
+    published_at: datetime
+    newest_event_at: datetime | None
+    events: int
+    currency: str
+    timezone: str
+    sessions: int
+    first_date: date | None
+    last_date: date | None
+
+
+def published_path() -> Path:
+    # Read per run, not at import: tests and `ledger serve` point LEDGER_HOME at their own home.
+    return Settings.from_env().published_path
+
+
+def file_version(path: Path) -> str | None:
+    """Identity of the published file; None when there is none yet."""
+    try:
+        stat = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return f"{stat.st_ino}-{stat.st_mtime_ns}-{stat.st_size}"
+
+
+@st.cache_resource(max_entries=2, show_spinner=False)
+def _open(path: str, version: str) -> duckdb.DuckDBPyConnection:
+    # `version` is part of the cache key only: a new publish opens a new connection.
+    del version
+    con = duckdb.connect(config={"threads": 2})
+    con.execute(f"attach '{path.replace(chr(39), chr(39) * 2)}' as {CATALOG} (read_only)")
+    return con
+
+
+def current_version() -> str | None:
+    return file_version(published_path())
+
+
+def run(version: str, sql: str, params: list | None = None) -> pd.DataFrame:
+    """Run one parameterised statement on the published copy; DECIMAL stays Decimal.
+
+    Each call takes its own cursor: Streamlit serves sessions from several threads, and a DuckDB
+    cursor is the per-thread handle on the shared connection.
+    """
+    path = published_path()
+    cursor = _open(str(path), version).cursor()
+    try:
+        cursor.execute(f"use {CATALOG}")
+        cursor.execute(sql, params or [])
+        names = [column[0] for column in cursor.description]
+        rows = cursor.fetchall()
+    finally:
+        cursor.close()
+    # Built from Python rows (not .df()) so money columns stay exact Decimal objects.
+    return pd.DataFrame.from_records(rows, columns=names)
+
+
+@st.cache_data(ttl=60, max_entries=8, show_spinner=False)
+def publication(version: str) -> Publication | None:
+    """The publication record, or None when the copy has no sessions to show."""
+    try:
+        meta = run(version, "select * from main.publication")
+        span = run(
+            version,
+            "select count(*) as sessions, min(business_date) as first_date, "
+            "max(business_date) as last_date from marts.fct_session_ledger",
+        )
+    except duckdb.CatalogException:
+        # A copy published before any model existed: treat it as empty.
+        return None
+    if meta.empty or int(span.at[0, "sessions"]) == 0:
+        return None
+    row = meta.iloc[0]
+    return Publication(
+        version=version,
+        published_at=row["published_at"].to_pydatetime(),
+        newest_event_at=None
+        if pd.isna(row["newest_event_at"])
+        else row["newest_event_at"].to_pydatetime(),
+        events=int(row["events"]),
+        currency=str(row["reporting_currency"]),
+        timezone=str(row["timezone"]),
+        sessions=int(span.at[0, "sessions"]),
+        first_date=span.at[0, "first_date"],
+        last_date=span.at[0, "last_date"],
+    )

@@ -1,0 +1,104 @@
+"""How numbers are shown to people: money rounded half-even to 2 places with its currency.
+
+The marts keep DECIMAL(38, 12); rounding happens only here, at the last step before a person reads
+the number (SPEC 5). Tables and charts get the rounded value as a float so they sort and plot: a
+value already rounded to cents survives the trip to a double and back to "%.2f" unchanged.
+"""
+
+from __future__ import annotations
+
+from decimal import ROUND_HALF_EVEN, Decimal
+
+CENT = Decimal("0.01")
+NO_VALUE = "—"
+
+
+def round_money(value: Decimal | int | None) -> Decimal | None:
+    """Half-even to the cent; None stays None (unknown is not zero)."""
+    if value is None:
+        return None
+    return Decimal(value).quantize(CENT, rounding=ROUND_HALF_EVEN)
+
+
+def money(value: Decimal | int | None, currency: str) -> str:
+    """`CNY 1,234.56`, `CNY -0.50`; `—` when unknown."""
+    rounded = round_money(value)
+    if rounded is None:
+        return NO_VALUE
+    return f"{currency} {rounded:,.2f}"
+
+
+def money_float(value: Decimal | int | None) -> float | None:
+    """The half-even cent value as a float, for sortable tables and charts."""
+    rounded = round_money(value)
+    return None if rounded is None else float(rounded)
+
+
+def ratio(numerator: Decimal | None, denominator: Decimal | None) -> Decimal | None:
+    """numerator / denominator in Decimal; None when either is unknown or the denominator is 0."""
+    if numerator is None or denominator is None or denominator == 0:
+        return None
+    return Decimal(numerator) / Decimal(denominator)
+
+
+def percent(value: Decimal | float | None, places: int = 1) -> str:
+    """A value already in percent (e.g. gross margin %) as `41.3%`, rounded half-even."""
+    if value is None:
+        return NO_VALUE
+    quantum = Decimal(1).scaleb(-places)
+    rounded = Decimal(str(value)).quantize(quantum, rounding=ROUND_HALF_EVEN)
+    return f"{rounded:,.{places}f}%"
+
+
+def share(value: float | Decimal | None, places: int = 1) -> str:
+    """A share in [0, 1] (a rate) as a percentage: 0.125 -> `12.5%`."""
+    if value is None:
+        return NO_VALUE
+    return percent(Decimal(str(value)) * 100, places)
+
+
+def share_float(value: float | Decimal | None, places: int = 1) -> float | None:
+    """A share in [0, 1] as a percentage number rounded half-even, for tables and charts."""
+    if value is None:
+        return None
+    quantum = Decimal(1).scaleb(-places)
+    return float((Decimal(str(value)) * 100).quantize(quantum, rounding=ROUND_HALF_EVEN))
+
+
+def pct_float(value: float | Decimal | None, places: int = 2) -> float | None:
+    """A value already in percent, rounded half-even, for tables and charts."""
+    if value is None:
+        return None
+    quantum = Decimal(1).scaleb(-places)
+    return float(Decimal(str(value)).quantize(quantum, rounding=ROUND_HALF_EVEN))
+
+
+def money_delta(current: Decimal | None, previous: Decimal | None, currency: str) -> str | None:
+    """Change against the previous period: `+CNY 1.20 (+10.9%)`; None when it cannot be said."""
+    if current is None or previous is None:
+        return None
+    exact = Decimal(current) - Decimal(previous)
+    # The sign is the exact change's, so a fall smaller than a cent still reads as a fall.
+    sign = "+" if exact >= 0 else "-"
+    text = f"{sign}{currency} {abs(round_money(exact)):,.2f}"
+    relative = ratio(Decimal(current) - Decimal(previous), abs(Decimal(previous)))
+    if relative is not None:
+        text += f" ({'+' if relative >= 0 else ''}{percent(relative * 100)})"
+    return text
+
+
+def points_delta(current: Decimal | float | None, previous: Decimal | float | None) -> str | None:
+    """Change of a percentage between periods, in percentage points: `+2.5 pp`."""
+    if current is None or previous is None:
+        return None
+    change = (Decimal(str(current)) - Decimal(str(previous))).quantize(
+        Decimal("0.1"), rounding=ROUND_HALF_EVEN
+    )
+    return f"{'+' if change >= 0 else ''}{change:,.1f} pp"
+
+
+def milliseconds(value: float | Decimal | None) -> str:
+    if value is None:
+        return NO_VALUE
+    rounded = Decimal(str(value)).quantize(Decimal("0.1"), rounding=ROUND_HALF_EVEN)
+    return f"{rounded:,.1f} ms"
