@@ -1,10 +1,11 @@
 """The code location: every area's definitions, assembled. `dagster dev` loads this module."""
 
-
 from dagster import AssetSelection, Definitions, define_asset_job
 
+from dagster_project.defs.experience_checks import build_experience_checks
 from dagster_project.defs.ingest import landing_sensor_for, raw_events
 from dagster_project.defs.ledger_dbt import dbt_resource, ledger_dbt_models
+from dagster_project.defs.operations import operations_definitions
 from dagster_project.defs.publish import published_marts_asset
 from dagster_project.defs.reference import reference_tables
 from dagster_project.defs.resources import LedgerWarehouse
@@ -20,9 +21,13 @@ build_ledger = define_asset_job(
     description="Ingest new landing files, reload reference data, dbt build, publish the marts.",
 )
 
+operation_jobs, operation_schedules, freshness_checks = operations_definitions()
+
 defs = Definitions(
     assets=[raw_events, reference_tables, ledger_dbt_models, published_marts],
-    jobs=[build_ledger],
+    asset_checks=[*build_experience_checks(ledger_dbt_models), *freshness_checks],
+    jobs=[build_ledger, *operation_jobs],
+    schedules=operation_schedules,
     sensors=[landing_sensor_for(BUILD_JOB_NAME)],
     resources={"warehouse": LedgerWarehouse(), "dbt": dbt_resource()},
 )

@@ -44,7 +44,10 @@ def run_build(settings: Settings | None = None) -> BuildOutcome:
         for event in result.all_events
         if event.event_type == DagsterEventType.ASSET_CHECK_EVALUATION
     ]
-    failed_checks = [c for c in checks if not c.passed]
+    from dagster import AssetCheckSeverity
+
+    failed_checks = [c for c in checks if not c.passed and c.severity == AssetCheckSeverity.ERROR]
+    warned_checks = [c for c in checks if not c.passed and c.severity != AssetCheckSeverity.ERROR]
     lines = []
     for materialization in materialized:
         key = materialization.asset_key.to_user_string()
@@ -59,11 +62,14 @@ def run_build(settings: Settings | None = None) -> BuildOutcome:
         m for m in materialized if m.asset_key.path[0] not in ("raw", "reference", "published")
     ]
     lines.append(
-        f"dbt: {len(dbt_models)} models built, {len(checks) - len(failed_checks)} tests passed, "
-        f"{len(failed_checks)} failed"
+        f"dbt: {len(dbt_models)} models built; checks: "
+        f"{len(checks) - len(failed_checks) - len(warned_checks)} passed, "
+        f"{len(warned_checks)} warnings, {len(failed_checks)} failed"
     )
+    for check in warned_checks:
+        lines.append(f"  warning: {check.asset_key.to_user_string()} {check.check_name}")
     for check in failed_checks:
-        lines.append(f"  failed test: {check.asset_key.to_user_string()} {check.check_name}")
+        lines.append(f"  failed: {check.asset_key.to_user_string()} {check.check_name}")
     if not result.success:
         for event in result.all_events:
             if event.event_type == DagsterEventType.STEP_FAILURE:

@@ -213,10 +213,81 @@ def demo(ctx: click.Context, tenants: int, days: int, serve_boards: bool, port: 
     else:
         ctx.invoke(simulate, tenants=tenants, days=days)
     ctx.invoke(build)
+    # The simulated month lies in the past: review and check the newest complete data, not the
+    # calendar's "last week" and "yesterday".
+    ctx.invoke(report_weekly, week="latest")
+    ctx.invoke(alerts_run, day="latest")
     console.print(f"warehouse: {settings.warehouse_path}")
     console.print(f"published copy for the boards: {settings.published_path}")
     if serve_boards:
         ctx.invoke(serve, port=port)
+
+
+@main.group()
+def alerts() -> None:
+    """Cost anomaly alerts (the daily Dagster job runs the same thing)."""
+
+
+@alerts.command("run")
+@click.option(
+    "--date",
+    "day",
+    help="Business date YYYY-MM-DD, or 'latest' for the newest closed day in the data "
+    "(default: yesterday in LEDGER_TIMEZONE).",
+)
+def alerts_run(day: str | None) -> None:
+    """Detect cost anomalies for one business date and deliver the alerts.
+
+    Alerts go to LEDGER_WEBHOOK_URL (Slack-compatible JSON) when it is set, otherwise to
+    alerts/notifications.jsonl under LEDGER_HOME and this terminal. Every anomaly, sent or not,
+    is kept in the warehouse table ops.anomalies.
+    """
+    from datetime import date
+
+    from ledger.alerts.figures import MartsMissingError
+    from ledger.alerts.run import run_alerts
+
+    settings = _settings()
+    if day and day != "latest":
+        try:
+            day = date.fromisoformat(day)  # type: ignore[assignment]
+        except ValueError as exc:
+            raise click.UsageError(f"--date takes YYYY-MM-DD or 'latest', got {day!r}") from exc
+    try:
+        result = run_alerts(
+            settings,
+            day or None,
+            echo=lambda text: console.print(f"alert: {text}", highlight=False, markup=False),
+        )
+    except MartsMissingError as exc:
+        raise click.ClickException(str(exc)) from exc
+    for line in result.lines:
+        console.print(line, highlight=False, markup=False)
+
+
+@main.group()
+def report() -> None:
+    """Scheduled documents (the weekly Dagster job runs the same thing)."""
+
+
+@report.command("weekly")
+@click.option(
+    "--week",
+    help="ISO week such as 2026-W47, or 'latest' for the newest complete week in the data "
+    "(default: the week before this one).",
+)
+def report_weekly(week: str | None) -> None:
+    """Write the weekly margin review: HTML, Markdown and XLSX under LEDGER_HOME/reports/<week>/."""
+    from ledger.alerts.figures import MartsMissingError
+    from ledger.report.review import write_weekly_review
+    from ledger.report.weekly import WeekError
+
+    try:
+        result = write_weekly_review(_settings(), week)
+    except (MartsMissingError, WeekError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    for line in result.lines:
+        console.print(line, highlight=False, markup=False)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,364 @@
+"""Alert delivery without storms: Slack-compatible messages, a webhook or a file sink, cooldowns.
+
+Rules, in the order a run applies them:
+
+1. Notifications that failed on an earlier run are sent again first; a failure is never dropped.
+2. An anomaly is notified when its fingerprint has not been notified (sent, or failed and awaiting
+   its retry) for a business date less than `cooldown_days` away, or when its severity is higher
+   than the one notified then (an escalation).
+3. A tenant-day's anomalies that pass go out together, in one message.
+4. Each send has a timeout and a bounded number of attempts with backoff; what still fails is
+   recorded as failed, with the error, for the next run.
+
+Without a webhook URL the file sink appends each message to `alerts/notifications.jsonl` under
+`LEDGER_HOME` and echoes its text to the terminal.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import Path
+from typing import Protocol
+from urllib.parse import urlsplit
+
+import duckdb
+
+from ledger.alerts.detection import Anomaly, severity_rank
+from ledger.alerts.figures import Freshness
+from ledger.alerts.store import (
+    COOLDOWN,
+    DELIVERY_FAILED,
+    DELIVERY_SENT,
+    PENDING_RETRY,
+    SENT,
+    Delivery,
+    DeliveryItem,
+    insert_delivery,
+    new_id,
+    notified_severity,
+    set_notification,
+    update_delivery,
+)
+from ledger.report.numbers import money, percent, points, rate
+
+DEFAULT_COOLDOWN_DAYS = 3
+SEVERITY_ICON = {"info": "ℹ️", "warning": "⚠️", "critical": "🚨"}
+METRIC_LABELS = {
+    "cost_per_billable_minute": "cost per billable minute",
+    "total_cost": "total cost",
+    "gross_margin_pct": "gross margin %",
+    "asr_cost": "ASR cost",
+    "llm_cost": "LLM cost",
+    "tts_cost": "TTS cost",
+    "realtime_cost": "realtime cost",
+    "vision_cost": "vision cost",
+    "infra_cost": "infra cost",
+}
+
+
+class DeliveryError(RuntimeError):
+    """A notification could not be delivered; the message says where and why (never the URL's
+    secret path)."""
+
+
+class Sink(Protocol):
+    channel: str
+
+    def send(self, payload: dict) -> None:
+        """Deliver one message or raise DeliveryError."""
+
+
+@dataclass
+class WebhookSink:
+    """POST the Slack-compatible JSON to an incoming-webhook URL."""
+
+    url: str
+    timeout_seconds: float = 5.0
+    attempts: int = 3
+    backoff_seconds: float = 0.5
+    channel: str = "webhook"
+
+    @property
+    def host(self) -> str:
+        # Slack webhook paths are secrets: errors and tables name the host only.
+        return urlsplit(self.url).netloc or "the webhook"
+
+    def send(self, payload: dict) -> None:
+        body = json.dumps(payload, ensure_ascii=False).encode()
+        last_error = ""
+        for attempt in range(self.attempts):
+            if attempt:
+                time.sleep(self.backoff_seconds * 2 ** (attempt - 1))
+            request = urllib.request.Request(
+                self.url,
+                data=body,
+                headers={"Content-Type": "application/json; charset=utf-8"},
+                method="POST",
+            )
+            try:
+                with urllib.request.urlopen(request, timeout=self.timeout_seconds) as response:
+                    if 200 <= response.status < 300:
+                        return
+                    last_error = f"HTTP {response.status}"
+            except urllib.error.HTTPError as exc:
+                last_error = f"HTTP {exc.code}"
+            except (urllib.error.URLError, TimeoutError, OSError) as exc:
+                reason = getattr(exc, "reason", exc)
+                last_error = f"{type(exc).__name__}: {reason}"
+        raise DeliveryError(
+            f"webhook at {self.host} failed after {self.attempts} attempts ({last_error}); "
+            "the notification is kept and retried on the next run"
+        )
+
+
+@dataclass
+class FileSink:
+    """Append each message to a JSON Lines file and echo its text (no webhook configured)."""
+
+    path: Path
+    echo: Callable[[str], None] | None = print
+    channel: str = "file"
+
+    def send(self, payload: dict) -> None:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self.path.open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps(payload, ensure_ascii=False) + "\n")
+        except OSError as exc:
+            raise DeliveryError(f"could not write {self.path}: {exc}") from exc
+        if self.echo is not None:
+            self.echo(payload["text"])
+
+
+# ---- messages ------------------------------------------------------------------------------------
+
+
+def _size(anomaly: Anomaly, currency: str) -> str:
+    if anomaly.unit == "points":
+        return (
+            f"{points(anomaly.value).removesuffix(' pp')}% against a usual "
+            f"{points(anomaly.expected).removesuffix(' pp')}% "
+            f"({points(anomaly.abs_change, signed=True)})"
+        )
+    shown = rate if anomaly.unit == "currency/min" else money
+    unit = f"{currency}/min" if anomaly.unit == "currency/min" else currency
+    sign = "+" if anomaly.abs_change > 0 else ""
+    return (
+        f"{shown(anomaly.value)} {unit} against a usual {shown(anomaly.expected)} "
+        f"({sign}{shown(anomaly.abs_change)}, {percent(anomaly.pct_change, signed=True)})"
+    )
+
+
+def describe_cause(anomaly: Anomaly) -> str:
+    cause = anomaly.cause
+    if cause.component is None:
+        return "no single component stands out"
+    parts = [f"{cause.component}"]
+    if cause.component_share is not None:
+        parts[0] += f" ({percent(cause.component_share * 100)} of the change)"
+    if cause.provider is not None and cause.provider_share is not None:
+        parts.append(
+            f"{cause.provider}/{cause.model} ({percent(cause.provider_share * 100)} of that)"
+        )
+    if cause.hint:
+        parts.append(cause.hint)
+    text = "; ".join(parts)
+    return text if cause.kind == "unit_cost" else f"volume or mix: {text}"
+
+
+def anomaly_line(anomaly: Anomaly, currency: str) -> str:
+    label = METRIC_LABELS.get(anomaly.metric, anomaly.metric)
+    return (
+        f"{SEVERITY_ICON[anomaly.severity]} *{label}* {_size(anomaly, currency)}, "
+        f"robust z {anomaly.robust_z.quantize(1)}. Likely cause: {describe_cause(anomaly)}"
+    )
+
+
+def anomaly_message(
+    tenant_id: str, day: date, anomalies: Sequence[Anomaly], currency: str, escalated: bool
+) -> dict:
+    """One Slack-compatible message (`text` fallback plus `blocks`) for a tenant-day."""
+    top = max(anomalies, key=lambda a: severity_rank(a.severity))
+    label = METRIC_LABELS.get(top.metric, top.metric)
+    headline = (
+        f"[{top.severity.upper()}] {tenant_id} {day.isoformat()}: {label} "
+        f"{percent(top.pct_change, signed=True)}"
+    )
+    if escalated:
+        headline += " (escalated)"
+    lines = [anomaly_line(a, currency) for a in anomalies]
+    fingerprints = ", ".join(a.fingerprint for a in anomalies)
+    return {
+        "text": headline,
+        "blocks": [
+            {"type": "section", "text": {"type": "mrkdwn", "text": f"*{headline}*"}},
+            {"type": "section", "text": {"type": "mrkdwn", "text": "\n".join(lines)}},
+            {
+                "type": "context",
+                "elements": [
+                    {
+                        "type": "mrkdwn",
+                        "text": f"voice ledger cost anomaly | fingerprint {fingerprints}",
+                    }
+                ],
+            },
+        ],
+    }
+
+
+def stale_message(freshness: Freshness) -> dict:
+    headline = f"[DATA STALE] cost alerts held for {freshness.business_date.isoformat()}"
+    detail = freshness.describe()
+    return {
+        "text": f"{headline}: {detail}",
+        "blocks": [
+            {"type": "section", "text": {"type": "mrkdwn", "text": f"*{headline}*"}},
+            {
+                "type": "section",
+                "text": {
+                    "type": "mrkdwn",
+                    "text": f"{detail}. Anomaly alerts resume once the data is complete; "
+                    "check the ingest (landing folder, `ledger build`).",
+                },
+            },
+            {
+                "type": "context",
+                "elements": [{"type": "mrkdwn", "text": "voice ledger data freshness"}],
+            },
+        ],
+    }
+
+
+def stale_fingerprint(freshness: Freshness) -> str:
+    from ledger.alerts.detection import fingerprint
+
+    scope = "all" if not freshness.is_closed else ",".join(freshness.missing_tenants)
+    return fingerprint(f"data:{scope}", "data_stale", "missing")
+
+
+# ---- sending -------------------------------------------------------------------------------------
+
+
+@dataclass
+class DeliveryOutcome:
+    sent: list[Delivery] = field(default_factory=list)
+    failed: list[Delivery] = field(default_factory=list)
+    retried_sent: list[Delivery] = field(default_factory=list)
+    suppressed: list[Anomaly] = field(default_factory=list)
+    suppressed_stale: bool = False
+
+
+def _attempt(sink: Sink, delivery: Delivery) -> None:
+    delivery.attempts += 1
+    delivery.channel = sink.channel
+    try:
+        sink.send(delivery.payload)
+    except DeliveryError as exc:
+        delivery.status = DELIVERY_FAILED
+        delivery.last_error = str(exc)
+    else:
+        delivery.status = DELIVERY_SENT
+        delivery.last_error = None
+
+
+def _mark_items(con: duckdb.DuckDBPyConnection, delivery: Delivery) -> None:
+    outcome = SENT if delivery.status == DELIVERY_SENT else PENDING_RETRY
+    for item in delivery.items:
+        if item.anomaly_id is not None:
+            set_notification(con, item.anomaly_id, outcome)
+
+
+def retry_failed(
+    con: duckdb.DuckDBPyConnection, sink: Sink, failed: Sequence[Delivery], now: datetime
+) -> tuple[list[Delivery], list[Delivery]]:
+    """Send again what earlier runs could not; returns (now sent, still failing)."""
+    sent, still = [], []
+    for delivery in failed:
+        _attempt(sink, delivery)
+        update_delivery(con, delivery, now)
+        _mark_items(con, delivery)
+        (sent if delivery.status == DELIVERY_SENT else still).append(delivery)
+    return sent, still
+
+
+def notify_anomalies(
+    con: duckdb.DuckDBPyConnection,
+    sink: Sink,
+    anomalies: Sequence[Anomaly],
+    currency: str,
+    now: datetime,
+    run_id: str,
+    cooldown_days: int = DEFAULT_COOLDOWN_DAYS,
+) -> DeliveryOutcome:
+    """Notify the paged anomalies that the cooldown lets through, one message per tenant-day."""
+    outcome = DeliveryOutcome()
+    groups: dict[tuple[str, date], list[tuple[Anomaly, bool]]] = {}
+    for anomaly in anomalies:
+        previous = notified_severity(con, anomaly.fingerprint, anomaly.business_date, cooldown_days)
+        if previous is not None and severity_rank(anomaly.severity) <= severity_rank(previous):
+            set_notification(con, anomaly.anomaly_id, COOLDOWN)
+            outcome.suppressed.append(anomaly)
+            continue
+        escalated = previous is not None
+        groups.setdefault((anomaly.tenant_id, anomaly.business_date), []).append(
+            (anomaly, escalated)
+        )
+    for (tenant_id, day), members in sorted(groups.items()):
+        group = [a for a, _ in members]
+        delivery = Delivery(
+            delivery_id=new_id(),
+            kind="anomaly",
+            tenant_id=tenant_id,
+            business_date=day,
+            severity=max((a.severity for a in group), key=severity_rank),
+            payload=anomaly_message(
+                tenant_id, day, group, currency, escalated=any(e for _, e in members)
+            ),
+            items=[
+                DeliveryItem(a.fingerprint, a.anomaly_id, a.severity, a.business_date)
+                for a in group
+            ],
+        )
+        _attempt(sink, delivery)
+        insert_delivery(con, delivery, now, run_id)
+        _mark_items(con, delivery)
+        (outcome.sent if delivery.status == DELIVERY_SENT else outcome.failed).append(delivery)
+    return outcome
+
+
+def notify_stale(
+    con: duckdb.DuckDBPyConnection,
+    sink: Sink,
+    freshness: Freshness,
+    now: datetime,
+    run_id: str,
+    cooldown_days: int = DEFAULT_COOLDOWN_DAYS,
+) -> DeliveryOutcome:
+    """One "data is stale" notification instead of anomaly alerts, itself under the cooldown."""
+    outcome = DeliveryOutcome()
+    fp = stale_fingerprint(freshness)
+    # No events at all for the day is worse than a day still filling up.
+    severity = "warning" if freshness.has_events_on_day or freshness.is_closed else "critical"
+    previous = notified_severity(con, fp, freshness.business_date, cooldown_days)
+    if previous is not None and severity_rank(severity) <= severity_rank(previous):
+        outcome.suppressed_stale = True
+        return outcome
+    delivery = Delivery(
+        delivery_id=new_id(),
+        kind="data_stale",
+        tenant_id=None,
+        business_date=freshness.business_date,
+        severity=severity,
+        payload=stale_message(freshness),
+        items=[DeliveryItem(fp, None, severity, freshness.business_date)],
+    )
+    _attempt(sink, delivery)
+    insert_delivery(con, delivery, now, run_id)
+    (outcome.sent if delivery.status == DELIVERY_SENT else outcome.failed).append(delivery)
+    return outcome

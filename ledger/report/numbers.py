@@ -1,0 +1,54 @@
+"""How numbers are shown to people: money half-even to 2 places, never through a float."""
+
+from __future__ import annotations
+
+from decimal import ROUND_HALF_EVEN, Decimal
+
+CENT = Decimal("0.01")
+
+
+def round_money(value: Decimal) -> Decimal:
+    """Half-even to 2 places (SPEC 5: what people read is rounded; totals sum unrounded amounts)."""
+    return value.quantize(CENT, rounding=ROUND_HALF_EVEN)
+
+
+def money(value: Decimal | None, currency: str = "") -> str:
+    """`1,234.57` (or `1,234.57 CNY`); an unknown amount is shown as a dash, never as 0."""
+    if value is None:
+        return "-"
+    text = f"{round_money(value):,}"
+    return f"{text} {currency}" if currency else text
+
+
+def signed_money(value: Decimal | None, currency: str = "") -> str:
+    if value is None:
+        return "-"
+    rounded = round_money(value)
+    sign = "+" if rounded > 0 else ""
+    text = f"{sign}{rounded:,}"
+    return f"{text} {currency}" if currency else text
+
+
+def rate(value: Decimal | None, places: int = 4) -> str:
+    """A unit cost such as cost per billable minute, where 2 places would hide the change."""
+    if value is None:
+        return "-"
+    return f"{value.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_EVEN):,}"
+
+
+def percent(value: Decimal | None, signed: bool = False) -> str:
+    """A percentage (already x100) with one decimal, half-even."""
+    if value is None:
+        return "-"
+    rounded = value.quantize(Decimal("0.1"), rounding=ROUND_HALF_EVEN)
+    sign = "+" if signed and rounded > 0 else ""
+    return f"{sign}{rounded}%"
+
+
+def points(value: Decimal | None, signed: bool = False) -> str:
+    """Percentage points (a change of a percentage), one decimal."""
+    if value is None:
+        return "-"
+    rounded = value.quantize(Decimal("0.1"), rounding=ROUND_HALF_EVEN)
+    sign = "+" if signed and rounded > 0 else ""
+    return f"{sign}{rounded} pp"

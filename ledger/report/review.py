@@ -1,0 +1,94 @@
+"""`ledger report weekly` and the weekly Dagster job: write one ISO week's margin review.
+
+    result = write_weekly_review(settings, "2026-W47")
+    result.folder  # LEDGER_HOME/reports/2026-W47/ with .html, .md and .xlsx
+
+Before reading the week, each closed day of it is checked for anomalies (recorded, not notified:
+the review is their delivery), so the review lists them even if a daily run was missed. Then
+restatements of earlier reported weeks are found and this week's figures are snapshotted.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from ledger.alerts.figures import require_marts
+from ledger.alerts.run import record_days_for_report
+from ledger.report.documents import render_html, render_markdown, write_xlsx
+from ledger.report.restatement import find_restatements_and_snapshot
+from ledger.report.weekly import (
+    WeekError,
+    WeeklyReview,
+    latest_complete_iso_week,
+    load_weekly_review,
+    parse_iso_week,
+    previous_iso_week,
+)
+from ledger.settings import Settings
+from ledger.warehouse import connect
+
+# `--week latest`: the newest week the data holds completely (demo or historical data).
+LATEST = "latest"
+
+
+@dataclass(frozen=True)
+class ReviewResult:
+    review: WeeklyReview
+    folder: Path
+    html: Path
+    markdown: Path
+    xlsx: Path
+
+    @property
+    def lines(self) -> list[str]:
+        lines = [
+            f"weekly margin review {self.review.iso_week}: {len(self.review.tenants)} tenants, "
+            f"{len(self.review.anomalies)} anomalies, {len(self.review.restatements)} "
+            "restated figures",
+            f"  {self.html}",
+            f"  {self.markdown}",
+            f"  {self.xlsx}",
+        ]
+        if self.review.days_closed < 7:
+            lines.append(
+                f"note: only {self.review.days_closed} of 7 days of the week are closed in the data"
+            )
+        return lines
+
+
+def _write_atomically(path: Path, write) -> None:
+    # A reader (or a mail job) never picks up a half-written document.
+    staging = path.with_name(f".{path.name}.tmp")
+    write(staging)
+    os.replace(staging, path)
+
+
+def write_weekly_review(
+    settings: Settings, iso_week: str | None = None, *, now: datetime | None = None
+) -> ReviewResult:
+    """Write the review of `iso_week` ('2026-W47'; None: the week before this one; 'latest': the
+    newest week the data holds completely)."""
+    now = (now or datetime.now(UTC)).astimezone(UTC).replace(tzinfo=None)
+    with connect(settings.warehouse_path) as con:
+        require_marts(con, str(settings.warehouse_path))
+        if iso_week == LATEST:
+            week = latest_complete_iso_week(con, settings.timezone) or ""
+            if not week:
+                raise WeekError("no complete ISO week in the marts yet")
+        else:
+            week = iso_week or previous_iso_week(settings.timezone, now)
+        first, _ = parse_iso_week(week)
+        record_days_for_report(con, [first + timedelta(days=i) for i in range(7)], settings, now)
+        review = load_weekly_review(con, week, settings.reporting_currency, settings.timezone, now)
+        review.restatements = find_restatements_and_snapshot(con, week, review.tenants, now)
+    folder = settings.reports_dir / week
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = f"margin-review-{week}"
+    html_path, md_path, xlsx_path = (folder / f"{stem}.{ext}" for ext in ("html", "md", "xlsx"))
+    _write_atomically(html_path, lambda p: p.write_text(render_html(review), encoding="utf-8"))
+    _write_atomically(md_path, lambda p: p.write_text(render_markdown(review), encoding="utf-8"))
+    _write_atomically(xlsx_path, lambda p: write_xlsx(review, p))
+    return ReviewResult(review, folder, html_path, md_path, xlsx_path)

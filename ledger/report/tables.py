@@ -1,0 +1,321 @@
+"""The review's tables, once, for every format (HTML, Markdown, XLSX).
+
+A cell holds the exact value (Decimal, int, str or None) and its column a kind; each renderer
+formats it (money half-even to 2 places). Total rows are sums of the unrounded Decimals.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+
+from ledger.alerts.delivery import METRIC_LABELS
+from ledger.alerts.detection import COMPONENTS
+from ledger.report.numbers import money, percent, points, rate
+from ledger.report.weekly import TenantWeek, WeeklyReview
+
+HUNDRED = Decimal(100)
+
+# Column kinds: money, rate (4 places), pct, points, int, text.
+Cell = Decimal | int | str | None
+
+
+@dataclass(frozen=True)
+class Column:
+    title: str
+    kind: str = "text"
+
+
+@dataclass(frozen=True)
+class Table:
+    key: str  # sheet name / anchor
+    title: str
+    columns: tuple[Column, ...]
+    rows: list[list[Cell]]
+    total: list[Cell] | None = None
+    note: str = ""
+
+
+def format_cell(value: Cell, kind: str) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, str):
+        return value
+    if kind == "money":
+        return money(value)  # type: ignore[arg-type]
+    if kind == "signed_money":
+        return ("+" if value > 0 else "") + money(value)  # type: ignore[operator,arg-type]
+    if kind == "rate":
+        return rate(value)  # type: ignore[arg-type]
+    if kind == "pct":
+        return percent(value)  # type: ignore[arg-type]
+    if kind == "signed_pct":
+        return percent(value, signed=True)  # type: ignore[arg-type]
+    if kind == "points":
+        return points(value, signed=True)  # type: ignore[arg-type]
+    if kind == "int":
+        return f"{int(value):,}"  # type: ignore[arg-type]
+    return str(value)
+
+
+def _change_pct(new: Decimal, old: Decimal | None) -> Decimal | None:
+    if old is None or old == 0:
+        return None
+    return HUNDRED * (new - old) / abs(old)
+
+
+def _margin_points(new: TenantWeek, old: TenantWeek | None) -> Decimal | None:
+    if old is None or new.gross_margin_pct is None or old.gross_margin_pct is None:
+        return None
+    return new.gross_margin_pct - old.gross_margin_pct
+
+
+def margin_table(review: WeeklyReview) -> Table:
+    def row(week: TenantWeek) -> list[Cell]:
+        return [
+            week.tenant_id,
+            int(week["session_count"]),
+            week.billable_minutes,
+            week["revenue"],
+            week["total_cost"],
+            week["gross_margin"],
+            week.gross_margin_pct,
+        ]
+
+    total = review.total
+    return Table(
+        "margin",
+        "Revenue, cost and gross margin per tenant",
+        (
+            Column("tenant"),
+            Column("sessions", "int"),
+            Column("billable minutes", "money"),
+            Column(f"revenue ({review.currency})", "money"),
+            Column(f"total cost ({review.currency})", "money"),
+            Column(f"gross margin ({review.currency})", "money"),
+            Column("gross margin %", "pct"),
+        ),
+        [row(w) for w in review.tenants],
+        ["total", *row(total)[1:]],
+    )
+
+
+def components_table(review: WeeklyReview) -> Table:
+    def row(week: TenantWeek) -> list[Cell]:
+        return [week.tenant_id, *(week[f"{c}_cost"] for c in COMPONENTS), week["total_cost"]]
+
+    return Table(
+        "cost_by_component",
+        f"Cost by component ({review.currency})",
+        (Column("tenant"), *(Column(c, "money") for c in COMPONENTS), Column("total", "money")),
+        [row(w) for w in review.tenants],
+        ["total", *row(review.total)[1:]],
+    )
+
+
+def week_over_week_table(review: WeeklyReview) -> Table:
+    def row(week: TenantWeek, before: TenantWeek | None) -> list[Cell]:
+        return [
+            week.tenant_id,
+            None if before is None else before["revenue"],
+            week["revenue"],
+            _change_pct(week["revenue"], None if before is None else before["revenue"]),
+            None if before is None else before["total_cost"],
+            week["total_cost"],
+            _change_pct(week["total_cost"], None if before is None else before["total_cost"]),
+            None if before is None else before.gross_margin_pct,
+            week.gross_margin_pct,
+            _margin_points(week, before),
+        ]
+
+    previous_total = review.previous_total if review.previous else None
+    return Table(
+        "week_over_week",
+        f"Week over week ({review.previous_week} -> {review.iso_week})",
+        (
+            Column("tenant"),
+            Column(f"revenue {review.previous_week}", "money"),
+            Column(f"revenue {review.iso_week}", "money"),
+            Column("revenue change", "signed_pct"),
+            Column(f"cost {review.previous_week}", "money"),
+            Column(f"cost {review.iso_week}", "money"),
+            Column("cost change", "signed_pct"),
+            Column(f"margin % {review.previous_week}", "pct"),
+            Column(f"margin % {review.iso_week}", "pct"),
+            Column("margin change", "points"),
+        ),
+        [row(w, review.previous.get(w.tenant_id)) for w in review.tenants],
+        ["total", *row(review.total, previous_total)[1:]],
+        note="" if review.previous else f"no data for {review.previous_week}",
+    )
+
+
+def waste_savings_table(review: WeeklyReview) -> Table:
+    def row(week: TenantWeek) -> list[Cell]:
+        return [
+            week.tenant_id,
+            int(week["interruption_count"]),
+            week["interruption_waste_cost"],
+            week["llm_cache_savings"],
+            week["realtime_cache_savings"],
+            week["tts_cache_savings"],
+            week["vision_cache_savings"],
+            week["cache_savings"],
+        ]
+
+    return Table(
+        "waste_savings",
+        f"Interruption waste and cache savings ({review.currency})",
+        (
+            Column("tenant"),
+            Column("interruptions", "int"),
+            Column("interruption waste", "money"),
+            Column("LLM prefix cache", "money"),
+            Column("realtime prefix cache", "money"),
+            Column("TTS phrase cache", "money"),
+            Column("vision cache", "money"),
+            Column("cache savings", "money"),
+        ),
+        [row(w) for w in review.tenants],
+        ["total", *row(review.total)[1:]],
+        note="Waste is cost already counted above, attributed to interrupted output; savings are "
+        "cost avoided by caches.",
+    )
+
+
+def anomalies_table(review: WeeklyReview) -> Table:
+    rows: list[list[Cell]] = []
+    for a in review.anomalies:
+        kind = "rate" if a.unit == "currency/min" else "money"
+        shown = (
+            (lambda v: format_cell(v, "pct"))
+            if a.unit == "points"
+            else (lambda v, k=kind: format_cell(v, k))
+        )
+        rows.append(
+            [
+                a.business_date.isoformat(),
+                a.tenant_id,
+                METRIC_LABELS.get(a.metric, a.metric),
+                a.severity,
+                shown(a.value),
+                shown(a.expected),
+                format_cell(a.abs_change, "points")
+                if a.unit == "points"
+                else ("+" if a.abs_change > 0 else "") + shown(a.abs_change),
+                a.pct_change,
+                a.cause,
+                a.notification or "-",
+            ]
+        )
+    return Table(
+        "anomalies",
+        "Cost anomalies of the week",
+        (
+            Column("date"),
+            Column("tenant"),
+            Column("metric"),
+            Column("severity"),
+            Column("value"),
+            Column("usual"),
+            Column("change"),
+            Column("change %", "signed_pct"),
+            Column("likely cause"),
+            Column("notification"),
+        ),
+        rows,
+        note="" if rows else "No anomalies this week.",
+    )
+
+
+def data_quality_table(review: WeeklyReview) -> Table:
+    rows: list[list[Cell]] = [
+        [
+            w.tenant_id,
+            int(w["unpriced_usage_event_count"]),
+            int(w["sessions_with_unpriced_usage"]),
+            int(w["open_session_count"]),
+        ]
+        for w in review.tenants
+    ]
+    total = review.total
+    return Table(
+        "data_quality",
+        "Data quality",
+        (
+            Column("tenant"),
+            Column("unpriced usage events", "int"),
+            Column("sessions with unpriced usage", "int"),
+            Column("open sessions (no revenue yet)", "int"),
+        ),
+        rows,
+        [
+            "total",
+            int(total["unpriced_usage_event_count"]),
+            int(total["sessions_with_unpriced_usage"]),
+            int(total["open_session_count"]),
+        ],
+        note=(
+            f"{review.days_closed} of 7 days of the week are closed in the data. Unpriced usage "
+            "adds nothing to cost (it has no price in the rate card): fix the rate card and "
+            "rebuild."
+        ),
+    )
+
+
+def quarantine_table(review: WeeklyReview) -> Table:
+    rows: list[list[Cell]] = [[reason, count] for reason, count in review.quarantine]
+    return Table(
+        "quarantine",
+        "Quarantined rows dated in the week",
+        (Column("reason"), Column("rows", "int")),
+        rows,
+        ["total", sum(count for _, count in review.quarantine)] if rows else None,
+        note=f"{review.quarantine_undated} quarantined rows in all have no readable occurred_at "
+        "(malformed or missing) and cannot be dated.",
+    )
+
+
+def restatements_table(review: WeeklyReview) -> Table:
+    rows: list[list[Cell]] = [
+        [r.iso_week, r.tenant_id, r.figure, r.old, r.new, r.new - r.old]
+        if r.figure != "session_count"
+        else [
+            r.iso_week,
+            r.tenant_id,
+            "sessions",
+            f"{int(r.old):,}",
+            f"{int(r.new):,}",
+            f"{int(r.new - r.old):+,}",
+        ]
+        for r in review.restatements
+    ]
+    return Table(
+        "restatements",
+        "Restatements of weeks already reported",
+        (
+            Column("week"),
+            Column("tenant"),
+            Column("figure"),
+            Column("reported", "money"),
+            Column("now", "money"),
+            Column("change", "signed_money"),
+        ),
+        rows,
+        note="Late events changed these figures after they were reported."
+        if rows
+        else "No reported week has changed since it was reported.",
+    )
+
+
+def review_tables(review: WeeklyReview) -> list[Table]:
+    return [
+        margin_table(review),
+        components_table(review),
+        week_over_week_table(review),
+        waste_savings_table(review),
+        anomalies_table(review),
+        data_quality_table(review),
+        quarantine_table(review),
+        restatements_table(review),
+    ]

@@ -1,0 +1,364 @@
+"""Cost anomaly alerts: detection on the simulated month, cooldown, escalation, stale data, webhook
+delivery and its retries. The warehouse is `ops_template_home` (tests/conftest.py): acme-telecom
+and bright-bank from 2026-11-01 to 2026-11-21, bright-bank's LLM prefix cache broken on the last
+two days."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from datetime import date, datetime, timedelta
+from decimal import Decimal
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import duckdb
+import pytest
+
+from ledger.alerts.delivery import FileSink, WebhookSink, notify_anomalies
+from ledger.alerts.detection import fingerprint
+from ledger.alerts.figures import check_freshness
+from ledger.alerts.run import detect_day, run_alerts
+from ledger.alerts.store import ensure_ops_schema, record_anomalies
+from ledger.settings import Settings
+from ledger.warehouse import connect
+
+NOW = datetime(2026, 11, 22, 6, 0)  # UTC; any fixed clock: nothing here depends on it
+BREAK_DAYS = (date(2026, 11, 20), date(2026, 11, 21))
+
+
+# ---- a webhook receiver on localhost ------------------------------------------------------------
+
+
+@dataclass
+class Receiver:
+    url: str
+    bodies: list[dict] = field(default_factory=list)
+    # Status codes to answer with, in order; 200 once the list is used up.
+    statuses: list[int] = field(default_factory=list)
+    content_types: list[str] = field(default_factory=list)
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    state = Receiver(url="")
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+            length = int(self.headers["Content-Length"])
+            body = self.rfile.read(length)
+            status = state.statuses.pop(0) if state.statuses else 200
+            if status == 200:
+                state.bodies.append(json.loads(body))
+                state.content_types.append(self.headers["Content-Type"])
+            self.send_response(status)
+            self.end_headers()
+            self.wfile.write(b"ok" if status == 200 else b"error")
+
+        def log_message(self, *args) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    state.url = f"http://127.0.0.1:{server.server_address[1]}/services/T000/B000/secret"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield state
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _notifications(settings: Settings) -> list[dict]:
+    path = settings.alerts_dir / "notifications.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def _query(settings: Settings, sql: str) -> list[tuple]:
+    with duckdb.connect(str(settings.warehouse_path), read_only=True) as con:
+        return con.execute(sql).fetchall()
+
+
+# ---- detection ----------------------------------------------------------------------------------
+
+
+def test_the_broken_prefix_cache_is_found_on_bright_bank_with_llm_as_the_cause(
+    ops_settings: Settings,
+) -> None:
+    with connect(ops_settings.warehouse_path, read_only=True) as con:
+        found = {day: detect_day(con, day) for day in BREAK_DAYS}
+    for day in BREAK_DAYS:
+        paged = [a for a in found[day] if a.severity != "info"]
+        assert [(a.tenant_id, a.metric, a.severity) for a in paged] == [
+            ("bright-bank", "llm_cost", "critical")
+        ]
+        cause = paged[0].cause
+        assert (cause.kind, cause.component, cause.component_share) == ("unit_cost", "llm", 1)
+        assert (cause.provider, cause.model) == ("deepseek", "deepseek-chat")
+        assert cause.provider_share > Decimal("0.85")
+        assert cause.hint.startswith("prefix cache hit rate 0.0% (usually 9")
+        assert paged[0].pct_change > 100
+    first = next(a for a in found[BREAK_DAYS[0]] if a.severity != "info")
+    assert first.value.quantize(Decimal("0.01")) == Decimal("0.94")
+    assert first.expected.quantize(Decimal("0.01")) == Decimal("0.38")
+    assert first.pct_change.quantize(Decimal("0.1")) == Decimal("145.0")
+
+
+def test_a_normal_period_pages_nobody(ops_settings: Settings) -> None:
+    with connect(ops_settings.warehouse_path, read_only=True) as con:
+        days = [date(2026, 11, 1) + timedelta(days=n) for n in range(19)]  # 11-01 .. 11-19
+        found = [a for day in days for a in detect_day(con, day)]
+    assert [a for a in found if a.severity != "info"] == []
+    # What stands out is noise, kept as info: one session failed over to a dearer ASR, a handful
+    # of realtime sessions, a busy day.
+    assert [(a.business_date, a.tenant_id, a.metric, a.note) for a in found] == [
+        (
+            date(2026, 11, 8),
+            "bright-bank",
+            "asr_cost",
+            "carried by 1 session(s) of deepgram/nova-3: an outlier, not a trend",
+        ),
+        (
+            date(2026, 11, 11),
+            "bright-bank",
+            "realtime_cost",
+            "too little traffic that day to page anyone",
+        ),
+        (
+            date(2026, 11, 17),
+            "acme-telecom",
+            "total_cost",
+            "explained by volume or mix, not by a unit cost rising",
+        ),
+    ]
+
+
+def test_freshness_marks_the_last_day_open_and_the_one_before_closed(
+    ops_settings: Settings,
+) -> None:
+    with connect(ops_settings.warehouse_path, read_only=True) as con:
+        closed = check_freshness(con, date(2026, 11, 20), ops_settings.timezone)
+        open_day = check_freshness(con, date(2026, 11, 21), ops_settings.timezone)
+        empty = check_freshness(con, date(2026, 11, 22), ops_settings.timezone)
+    assert closed.is_complete
+    assert not open_day.is_closed and open_day.has_events_on_day
+    assert not empty.is_closed and not empty.has_events_on_day
+    assert empty.missing_tenants == ("acme-telecom", "bright-bank")
+
+
+# ---- delivery -----------------------------------------------------------------------------------
+
+
+def test_the_same_anomaly_on_three_runs_is_notified_once(ops_settings: Settings) -> None:
+    for hour in range(3):
+        result = run_alerts(ops_settings, BREAK_DAYS[0], now=NOW + timedelta(hours=hour), echo=None)
+    assert [n["text"] for n in _notifications(ops_settings)] == [
+        "[CRITICAL] bright-bank 2026-11-20: LLM cost +145.0%"
+    ]
+    assert (result.sent, result.suppressed) == (0, 1)
+    assert _query(
+        ops_settings,
+        "select metric, severity, notification, detection_count from ops.anomalies "
+        "where severity <> 'info'",
+    ) == [("llm_cost", "critical", "sent", 3)]
+
+
+def test_a_continuing_problem_the_next_day_is_held_by_the_cooldown(
+    ops_settings: Settings,
+) -> None:
+    with connect(ops_settings.warehouse_path) as con:
+        ensure_ops_schema(con)
+        anomalies = [a for day in BREAK_DAYS for a in detect_day(con, day) if a.severity != "info"]
+        record_anomalies(con, anomalies, "CNY", NOW)
+        sink = FileSink(ops_settings.alerts_dir / "n.jsonl", echo=None)
+        first = notify_anomalies(con, sink, anomalies[:1], "CNY", NOW, "run-1")
+        second = notify_anomalies(con, sink, anomalies[1:], "CNY", NOW, "run-2")
+    assert anomalies[0].fingerprint == anomalies[1].fingerprint
+    assert (len(first.sent), len(second.sent), len(second.suppressed)) == (1, 0, 1)
+
+
+def test_a_rise_in_severity_is_sent_again_as_an_escalation(tmp_path: Path) -> None:
+    with connect(tmp_path / "w.duckdb") as con, duckdb.connect() as _:
+        ensure_ops_schema(con)
+        from ledger.alerts.detection import Anomaly, Cause
+
+        cause = Cause(
+            "llm", Decimal(1), "deepseek", "deepseek-chat", Decimal("0.9"), "unit_cost", ""
+        )
+        warning = Anomaly(
+            "bright-bank",
+            date(2026, 11, 20),
+            "llm_cost",
+            "currency",
+            Decimal("0.60"),
+            Decimal("0.40"),
+            Decimal("0.20"),
+            Decimal(50),
+            Decimal(5),
+            "warning",
+            19,
+            cause,
+            "",
+        )
+        critical = replace(
+            warning,
+            business_date=date(2026, 11, 21),
+            value=Decimal("1.20"),
+            abs_change=Decimal("0.80"),
+            pct_change=Decimal(200),
+            robust_z=Decimal(20),
+            severity="critical",
+        )
+        sink = FileSink(tmp_path / "n.jsonl", echo=None)
+        record_anomalies(con, [warning, critical], "CNY", NOW)
+        outcomes = [
+            notify_anomalies(con, sink, [a], "CNY", NOW, f"run-{i}")
+            for i, a in enumerate([warning, warning, critical, critical])
+        ]
+    assert [len(o.sent) for o in outcomes] == [1, 0, 1, 0]
+    texts = [json.loads(line)["text"] for line in (tmp_path / "n.jsonl").read_text().splitlines()]
+    assert texts == [
+        "[WARNING] bright-bank 2026-11-20: LLM cost +50.0%",
+        "[CRITICAL] bright-bank 2026-11-21: LLM cost +200.0% (escalated)",
+    ]
+
+
+def test_stale_data_holds_the_alerts_and_sends_one_stale_notice(ops_settings: Settings) -> None:
+    # 2026-11-21 has the anomaly but is not closed: nothing about it is detected or sent.
+    results = [
+        run_alerts(ops_settings, BREAK_DAYS[1], now=NOW + timedelta(hours=h), echo=None)
+        for h in range(2)
+    ]
+    assert [n["text"] for n in _notifications(ops_settings)] == [
+        "[DATA STALE] cost alerts held for 2026-11-21: business date 2026-11-21 is not closed: "
+        "the newest event in the marts is 2026-11-21 10:57 UTC, the day ends 2026-11-21 16:00 UTC "
+        "(Asia/Shanghai)"
+    ]
+    assert [(r.stale_alert_sent, len(r.anomalies)) for r in results] == [(True, 0), (False, 0)]
+    assert _query(ops_settings, "select count(*) from ops.anomalies") == [(0,)]
+
+
+def test_the_webhook_receives_the_exact_slack_message(
+    ops_settings: Settings, receiver: Receiver
+) -> None:
+    settings = ops_settings.model_copy(update={"webhook_url": receiver.url})
+    result = run_alerts(settings, BREAK_DAYS[0], now=NOW, echo=None)
+    assert (result.channel, result.sent) == ("webhook", 1)
+    assert receiver.content_types == ["application/json; charset=utf-8"]
+    headline = "[CRITICAL] bright-bank 2026-11-20: LLM cost +145.0%"
+    assert receiver.bodies == [
+        {
+            "text": headline,
+            "blocks": [
+                {"type": "section", "text": {"type": "mrkdwn", "text": f"*{headline}*"}},
+                {
+                    "type": "section",
+                    "text": {
+                        "type": "mrkdwn",
+                        "text": "🚨 *LLM cost* 0.94 CNY against a usual 0.38 (+0.56, +145.0%), "
+                        "robust z 12. Likely cause: llm (100.0% of the change); "
+                        "deepseek/deepseek-chat (88.8% of that); prefix cache hit rate 0.0% "
+                        "(usually 94.0%)",
+                    },
+                },
+                {
+                    "type": "context",
+                    "elements": [
+                        {
+                            "type": "mrkdwn",
+                            "text": "voice ledger cost anomaly | fingerprint "
+                            + fingerprint("bright-bank", "llm_cost", "up"),
+                        }
+                    ],
+                },
+            ],
+        }
+    ]
+    # The secret path of the webhook URL is never stored.
+    assert _query(settings, "select channel, status, attempts from ops.deliveries") == [
+        ("webhook", "sent", 1)
+    ]
+
+
+def test_a_failed_webhook_delivery_is_kept_and_sent_on_the_next_run(
+    ops_settings: Settings, receiver: Receiver
+) -> None:
+    sink = WebhookSink(receiver.url, timeout_seconds=2, attempts=2, backoff_seconds=0)
+    receiver.statuses = [500, 503]
+    first = run_alerts(ops_settings, BREAK_DAYS[0], now=NOW, sink=sink, echo=None)
+    assert (first.sent, first.failed, receiver.bodies) == (0, 1, [])
+    failed = _query(ops_settings, "select status, attempts, last_error from ops.deliveries")
+    assert failed == [
+        (
+            "failed",
+            1,
+            "webhook at 127.0.0.1:"
+            + receiver.url.split(":")[2].split("/")[0]
+            + " failed after 2 attempts (HTTP 503); the notification is kept and retried on "
+            "the next run",
+        )
+    ]
+    assert _query(
+        ops_settings, "select notification from ops.anomalies where severity <> 'info'"
+    ) == [("pending_retry",)]
+
+    second = run_alerts(
+        ops_settings, BREAK_DAYS[0], now=NOW + timedelta(days=1), sink=sink, echo=None
+    )
+    assert (second.retried_sent, second.sent, second.suppressed) == (1, 0, 1)
+    assert [b["text"] for b in receiver.bodies] == [
+        "[CRITICAL] bright-bank 2026-11-20: LLM cost +145.0%"
+    ]
+    assert _query(ops_settings, "select status, attempts, last_error from ops.deliveries") == [
+        ("sent", 2, None)
+    ]
+    assert _query(
+        ops_settings, "select notification from ops.anomalies where severity <> 'info'"
+    ) == [("sent",)]
+
+
+def test_an_unreachable_webhook_fails_within_its_timeout(ops_settings: Settings) -> None:
+    sink = WebhookSink("http://127.0.0.1:9/hook", timeout_seconds=1, attempts=2, backoff_seconds=0)
+    result = run_alerts(ops_settings, BREAK_DAYS[0], now=NOW, sink=sink, echo=None)
+    assert (result.sent, result.failed) == (0, 1)
+
+
+# ---- Dagster ------------------------------------------------------------------------------------
+
+
+def test_the_daily_schedule_checks_yesterday_in_the_reporting_zone() -> None:
+    from dagster import build_schedule_context
+
+    from dagster_project.defs.operations import build_schedules
+
+    daily, weekly = build_schedules("Asia/Shanghai")
+    tick = datetime(2026, 11, 23, 6, 0, tzinfo=ZoneInfo("Asia/Shanghai"))
+    request = daily.evaluate_tick(build_schedule_context(scheduled_execution_time=tick))
+    assert request.run_requests[0].run_config == {
+        "ops": {"run_cost_alerts": {"config": {"business_date": "2026-11-22"}}}
+    }
+    assert (daily.cron_schedule, daily.execution_timezone) == ("0 6 * * *", "Asia/Shanghai")
+    assert (weekly.cron_schedule, weekly.execution_timezone) == ("0 7 * * 1", "Asia/Shanghai")
+
+
+def test_the_daily_job_runs_the_alerts_in_dagster(ops_settings: Settings) -> None:
+    from dagster_project.defs.operations import alert_run_config, daily_cost_alerts
+    from dagster_project.defs.resources import LedgerWarehouse
+
+    result = daily_cost_alerts.execute_in_process(
+        run_config=alert_run_config(BREAK_DAYS[0]),
+        resources={
+            "warehouse": LedgerWarehouse(
+                home=str(ops_settings.home), reference_dir=str(ops_settings.reference_dir)
+            )
+        },
+    )
+    assert result.success
+    assert [n["text"] for n in _notifications(ops_settings)] == [
+        "[CRITICAL] bright-bank 2026-11-20: LLM cost +145.0%"
+    ]

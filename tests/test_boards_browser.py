@@ -1,0 +1,153 @@
+"""A real browser on the real server: `streamlit run` on a free local port, headless Chromium
+(Debian's package, installed here when missing) driven by Playwright, on the `boards_home` copy.
+
+The sidebar's default period is the last 7 days with data (2025-03-05 to 2025-03-11), so the
+overview counts all three fixture sessions: revenue 0.60 + 1.80 + 1.60 = 4.00, cost 0.0144 +
+0.6838 + 0.125 = 0.8232, margin 3.1768. Latency comes from acme-s1 and kiddo-s1 only.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ledger.boards import boards_environment, streamlit_command
+from ledger.settings import Settings
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+TIMEOUT_MS = 30_000
+
+
+@pytest.fixture(scope="session")
+def boards_chromium() -> Path:
+    """Debian's chromium; installed with apt when missing. Never skipped: a missing browser fails."""
+    if CHROMIUM.exists():
+        return CHROMIUM
+    if shutil.which("apt-get") is None or os.geteuid() != 0:
+        pytest.fail(
+            f"{CHROMIUM} is missing and cannot be installed here (needs root and apt-get). "
+            "Install it with `sudo apt-get update && sudo apt-get install -y chromium`."
+        )
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for command in (
+        ["apt-get", "update"],
+        ["apt-get", "install", "-y", "--no-install-recommends", "chromium"],
+    ):
+        result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
+        if result.returncode != 0:
+            pytest.fail(
+                f"installing Debian's chromium failed at `{' '.join(command)}`:\n"
+                f"{result.stderr[-2000:]}"
+            )
+    if not CHROMIUM.exists():
+        pytest.fail(f"apt-get installed chromium but {CHROMIUM} does not exist")
+    return CHROMIUM
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture
+def boards_url(boards_home: Settings, tmp_path: Path) -> Iterator[str]:
+    """`streamlit run dashboards/app.py` (as `ledger serve` runs it) on a free port."""
+    port = _free_port()
+    log = (tmp_path / "streamlit.log").open("w")
+    server = subprocess.Popen(
+        streamlit_command(port, address="127.0.0.1"),
+        env=boards_environment(boards_home),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                    if response.read() == b"ok":
+                        break
+            except OSError:
+                pass
+            if server.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(
+                    f"streamlit did not come up:\n{(tmp_path / 'streamlit.log').read_text()}"
+                )
+            time.sleep(0.2)
+        yield url
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+        log.close()
+
+
+def _metrics(page) -> dict[str, str]:
+    shown = {}
+    for metric in page.locator('[data-testid="stMetric"]').all():
+        label = metric.locator('[data-testid="stMetricLabel"]').inner_text().strip()
+        shown[label] = metric.locator('[data-testid="stMetricValue"]').inner_text().strip()
+    return shown
+
+
+@pytest.mark.browser
+def test_a_real_browser_finds_the_figures_on_the_overview_and_the_experience_board(
+    boards_url: str, boards_chromium: Path, tmp_path: Path
+):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(boards_chromium), headless=True, args=CHROMIUM_ARGS
+        )
+        try:
+            page = browser.new_page(viewport={"width": 1440, "height": 1100})
+            page.set_default_timeout(TIMEOUT_MS)
+
+            page.goto(boards_url, wait_until="domcontentloaded")
+            page.get_by_text("Cost per billable minute").wait_for()
+            page.get_by_text("CNY 4.00", exact=True).wait_for()
+            shown = _metrics(page)
+            assert shown["Revenue"] == "CNY 4.00"
+            assert shown["Cost"] == "CNY 0.82"
+            assert shown["Gross margin"] == "CNY 3.18"
+            assert shown["Sessions"] == "3"
+            assert page.get_by_text("Published copy of ").first.is_visible()
+            page.screenshot(path=str(tmp_path / "overview.png"), full_page=True)
+
+            page.goto(f"{boards_url}/experience", wait_until="domcontentloaded")
+            page.get_by_text("First audio P95").wait_for()
+            page.get_by_text("847.0 ms", exact=True).wait_for()
+            shown = _metrics(page)
+            assert shown["First audio P50"] == "820.0 ms"
+            assert shown["First audio P95"] == "847.0 ms"
+            assert shown["False interruption rate"] == "100.0%"
+            table = page.locator('[data-testid="stTable"]').first.inner_text()
+            for text in ("LLM time to first token", "160–300", "inference", "385.0", "66.7"):
+                assert text in table, table
+            page.screenshot(path=str(tmp_path / "experience.png"), full_page=True)
+        finally:
+            browser.close()

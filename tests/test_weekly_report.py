@@ -1,0 +1,206 @@
+"""The weekly margin review: figures equal the marts, the documents are written, the week's
+anomalies and data quality are listed, and a late event restates an already reported week."""
+
+from __future__ import annotations
+
+import json
+from datetime import date, datetime
+from decimal import Decimal
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import duckdb
+import openpyxl
+import pytest
+
+from ledger.ingest import ingest_paths
+from ledger.report.numbers import round_money
+from ledger.report.review import write_weekly_review
+from ledger.report.weekly import WeekError, parse_iso_week, previous_iso_week
+from ledger.settings import Settings
+from ledger.transform import run_dbt
+
+NOW = datetime(2026, 11, 23, 0, 0)  # UTC: Monday 08:00 in Shanghai
+SUMMED = (
+    "revenue",
+    "asr_cost",
+    "llm_cost",
+    "tts_cost",
+    "realtime_cost",
+    "vision_cost",
+    "infra_cost",
+    "total_cost",
+    "gross_margin",
+    "interruption_waste_cost",
+    "cache_savings",
+)
+
+
+def _ledger_sums(settings: Settings, iso_week: str) -> dict[str, dict[str, Decimal]]:
+    columns = ", ".join(f"sum({name}) as {name}" for name in SUMMED)
+    with duckdb.connect(str(settings.warehouse_path), read_only=True) as con:
+        cursor = con.execute(
+            f"select tenant_id, count(*) as session_count, {columns} "
+            "from marts.fct_session_ledger where iso_week = ? group by tenant_id order by 1",
+            [iso_week],
+        )
+        names = [c[0] for c in cursor.description]
+        rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+    return {row.pop("tenant_id"): row for row in rows}
+
+
+def test_iso_weeks_parse_and_the_default_is_the_week_before() -> None:
+    assert parse_iso_week("2026-W47") == (date(2026, 11, 16), date(2026, 11, 22))
+    assert previous_iso_week("Asia/Shanghai", datetime(2026, 11, 23, 0, 0)) == "2026-W47"
+    # Sunday 23:30 UTC is already Monday in Shanghai.
+    assert previous_iso_week("Asia/Shanghai", datetime(2026, 11, 29, 23, 30)) == "2026-W48"
+    with pytest.raises(WeekError, match="looks like 2026-W47"):
+        parse_iso_week("2026-47")
+
+
+def test_the_review_figures_equal_the_session_ledger_sums(ops_settings: Settings) -> None:
+    result = write_weekly_review(ops_settings, "2026-W46", now=NOW)
+    expected = _ledger_sums(ops_settings, "2026-W46")
+    review = result.review
+    assert [w.tenant_id for w in review.tenants] == ["acme-telecom", "bright-bank"]
+    for week in review.tenants:
+        for name in SUMMED:
+            assert week[name] == expected[week.tenant_id][name], (week.tenant_id, name)
+        assert week["session_count"] == expected[week.tenant_id]["session_count"]
+    for name in SUMMED:
+        assert review.total[name] == sum(row[name] for row in expected.values()), name
+
+    total_revenue = round_money(review.total["revenue"])
+    total_cost = round_money(review.total["total_cost"])
+    markdown = result.markdown.read_text()
+    assert f"| **total** | **{int(review.total['session_count']):,}** |" in markdown
+    assert f"**{total_revenue:,}** | **{total_cost:,}** |" in markdown
+    assert "<svg" in result.html.read_text() and f"{total_revenue:,}" in result.html.read_text()
+
+    sheet = openpyxl.load_workbook(result.xlsx)["margin"]
+    rows = list(sheet.iter_rows(values_only=True))
+    assert rows[0][:5] == (
+        "tenant",
+        "sessions",
+        "billable minutes",
+        "revenue (CNY)",
+        "total cost (CNY)",
+    )
+    assert rows[-1][0] == "total"
+    assert Decimal(str(rows[-1][3])) == total_revenue
+    assert Decimal(str(rows[-1][4])) == total_cost
+    assert result.folder == ops_settings.reports_dir / "2026-W46"
+    assert sorted(p.name for p in result.folder.iterdir()) == [
+        "margin-review-2026-W46.html",
+        "margin-review-2026-W46.md",
+        "margin-review-2026-W46.xlsx",
+    ]
+
+
+def test_the_review_lists_the_weeks_anomalies_and_its_open_days(ops_settings: Settings) -> None:
+    review = write_weekly_review(ops_settings, "2026-W47", now=NOW).review
+    # 2026-11-21 and 22 are not closed in the data: only 11-20's anomaly can be known.
+    assert review.days_closed == 5
+    paged = [
+        (a.business_date, a.tenant_id, a.metric) for a in review.anomalies if a.severity != "info"
+    ]
+    assert paged == [(date(2026, 11, 20), "bright-bank", "llm_cost")]
+    markdown = (ops_settings.reports_dir / "2026-W47" / "margin-review-2026-W47.md").read_text()
+    assert "| 2026-11-20 | bright-bank | LLM cost | critical |" in markdown
+    assert "Only 5 of 7 days are closed in the data" in markdown
+
+
+def _late_session(path: Path) -> Path:
+    """One bright-bank call on Wednesday 2026-11-04 (ISO week 2026-W45) that arrives late."""
+    common = {
+        "source": "late-gateway",
+        "tenant_id": "bright-bank",
+        "session_id": "late-call-1",
+    }
+    events = [
+        {
+            **common,
+            "event_id": "late-1",
+            "event_type": "session.started",
+            "occurred_at": "2026-11-04T10:00:00+08:00",
+            "scenario": "customer_service",
+            "channel": "sip",
+            "pipeline": "cascade",
+        },
+        {
+            **common,
+            "event_id": "late-2",
+            "event_type": "llm.usage",
+            "occurred_at": "2026-11-04T10:01:00+08:00",
+            "provider": "deepseek",
+            "model": "deepseek-chat",
+            "turn_index": 0,
+            "input_tokens": 100000,
+            "cached_input_tokens": 0,
+            "output_tokens": 2000,
+        },
+        {
+            **common,
+            "event_id": "late-3",
+            "event_type": "session.ended",
+            "occurred_at": "2026-11-04T10:02:00+08:00",
+            "end_reason": "user_hangup",
+        },
+    ]
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    return path
+
+
+def test_a_late_event_for_a_reported_week_is_restated_in_the_next_review(
+    ops_settings: Settings, tmp_path: Path
+) -> None:
+    before = write_weekly_review(ops_settings, "2026-W45", now=NOW).review
+    assert before.restatements == []
+    reported = next(w for w in before.tenants if w.tenant_id == "bright-bank")
+
+    ingest_paths(ops_settings, [_late_session(tmp_path / "late.jsonl")], ingest_time=NOW)
+    run_dbt(ops_settings, ["run"])
+
+    result = write_weekly_review(ops_settings, "2026-W46", now=NOW)
+    now_w45 = _ledger_sums(ops_settings, "2026-W45")["bright-bank"]
+    restated = {
+        (r.iso_week, r.tenant_id, r.figure): (r.old, r.new) for r in result.review.restatements
+    }
+    assert set(restated) == {
+        ("2026-W45", "bright-bank", figure)
+        for figure in ("session_count", "revenue", "llm_cost", "total_cost", "gross_margin")
+    }
+    assert restated[("2026-W45", "bright-bank", "session_count")] == (
+        reported["session_count"],
+        reported["session_count"] + 1,
+    )
+    for figure in ("revenue", "llm_cost", "total_cost", "gross_margin"):
+        assert restated[("2026-W45", "bright-bank", figure)] == (reported[figure], now_w45[figure])
+    markdown = result.markdown.read_text()
+    old_cost, new_cost = (
+        round_money(v) for v in restated[("2026-W45", "bright-bank", "total_cost")]
+    )
+    assert f"| 2026-W45 | bright-bank | total_cost | {old_cost:,} | {new_cost:,} |" in markdown
+    assert "Restated: 2026-W45" in markdown
+
+    # A restatement is listed once: the review after it has nothing new to restate.
+    again = write_weekly_review(ops_settings, "2026-W46", now=NOW).review
+    assert again.restatements == []
+
+
+def test_an_empty_week_says_which_week_has_data(ops_settings: Settings) -> None:
+    with pytest.raises(WeekError, match="no sessions in 2026-W40: .*ISO week 2026-W47"):
+        write_weekly_review(ops_settings, "2026-W40", now=NOW)
+
+
+def test_the_weekly_schedule_reviews_the_iso_week_before() -> None:
+    from dagster import build_schedule_context
+
+    from dagster_project.defs.operations import build_schedules
+
+    _, weekly = build_schedules("Asia/Shanghai")
+    tick = datetime(2026, 11, 23, 7, 0, tzinfo=ZoneInfo("Asia/Shanghai"))
+    request = weekly.evaluate_tick(build_schedule_context(scheduled_execution_time=tick))
+    assert request.run_requests[0].run_config == {
+        "ops": {"write_margin_review": {"config": {"iso_week": "2026-W47"}}}
+    }
