@@ -1,3 +1,5 @@
+-- Reported to Dagster as a check on fct_tenant_daily_board (the test reads several models).
+{{ config(meta={"dagster": {"ref": {"name": "fct_tenant_daily_board"}}}) }}
 -- The boards hold the ledger's money, not a copy that can drift: per tenant and period, every
 -- money column of the daily and weekly boards equals the sum of fct_session_ledger's sessions of
 -- that period, and every period with sessions has a board row. Returns the differing cells.

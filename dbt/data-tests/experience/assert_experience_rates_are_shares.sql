@@ -1,3 +1,5 @@
+-- Reported to Dagster as a check on fct_experience_tenant_daily (the test reads several models).
+{{ config(meta={"dagster": {"ref": {"name": "fct_experience_tenant_daily"}}}) }}
 -- Every rate and share of the experience marts lies in [0, 1] (or is NULL: no denominator).
 -- Returns one row per offending value.
 {%- set rates = {

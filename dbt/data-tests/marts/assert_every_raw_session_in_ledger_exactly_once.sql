@@ -1,3 +1,5 @@
+-- Reported to Dagster as a check on fct_session_ledger (the test reads several models).
+{{ config(meta={"dagster": {"ref": {"name": "fct_session_ledger"}}}) }}
 -- Every session of the raw events has exactly one ledger row, and the ledger invents none.
 with
 

@@ -1,3 +1,5 @@
+-- Reported to Dagster as a check on fct_tenant_daily_margin (the test reads several models).
+{{ config(meta={"dagster": {"ref": {"name": "fct_tenant_daily_margin"}}}) }}
 -- The daily and weekly marts re-aggregate the session ledger without losing or adding a cent.
 with
 
