@@ -129,6 +129,7 @@ CASES: list[tuple[str, tuple[str, str | None] | None]] = [
     (line("llm.usage", occurred_at="2026-02-30T10:00:00Z"), ("bad_type", "occurred_at")),
     (line("llm.usage", occurred_at=1764000000), ("bad_type", "occurred_at")),
     (line("llm.usage", occurred_at="2026-11-01 10:00:00+08:00"), None),
+    (line("llm.usage", occurred_at="2026-11-01t10:00:00z"), ("bad_type", "occurred_at")),
     (line("llm.usage", occurred_at="2026-11-30T12:04:59Z"), None),
     (line("llm.usage", occurred_at="2026-11-30T12:05:01Z"), ("future_timestamp", "occurred_at")),
     (
@@ -155,7 +156,8 @@ def bulk_verdicts(lines: list[str]) -> list[tuple[str, str | None] | None]:
     con.execute("create table lines (line_number bigint, raw_text varchar)")
     con.executemany("insert into lines values (?, ?)", list(enumerate(lines, 1)))
     rows = con.execute(
-        f"select reason, detail from ({validation_sql('lines')}) order by line_number",
+        f"select quarantine_reason, quarantine_detail from ({validation_sql('lines')}) "
+        "order by line_number",
         {"ingest_time": INGEST_TIME.isoformat()},
     ).fetchall()
     return [None if reason is None else (reason, detail) for reason, detail in rows]

@@ -261,3 +261,25 @@ def test_raw_tables_are_created_once_and_survive_a_second_call(settings: Setting
             "select table_name from information_schema.tables where table_schema = 'raw' order by 1"
         ).fetchall()
     assert tables == [("events",), ("ingested_files",), ("quarantine",)]
+
+
+def test_a_degradation_keeps_its_reason_and_a_changed_reason_is_a_conflict(
+    settings: Settings, tmp_path: Path
+) -> None:
+    degraded = {
+        "event_id": "d-1",
+        "source": "gw-1",
+        "event_type": "session.degraded",
+        "occurred_at": "2026-11-01T10:00:00Z",
+        "tenant_id": "acme-telecom",
+        "session_id": "s-1",
+        "kind": "tts_filler",
+        "reason": "tts_timeout",
+    }
+    ingest(settings, write_jsonl(tmp_path / "a.jsonl", [degraded]))
+    [later] = ingest(
+        settings, write_jsonl(tmp_path / "b.jsonl", [{**degraded, "reason": "tts_5xx"}])
+    )
+
+    assert query(settings, "select kind, reason from raw.events") == [("tts_filler", "tts_timeout")]
+    assert (later.accepted, later.quarantined, later.reasons) == (0, 1, {"id_conflict": 1})

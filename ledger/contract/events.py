@@ -28,7 +28,8 @@ from pydantic_core import PydanticCustomError
 CONTRACT_VERSION = "v1"
 
 # The textual forms the contract accepts. The bulk ingest applies the same patterns in SQL.
-RFC3339_PATTERN = r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?([Zz]|[+-][0-9]{2}:[0-9]{2})"
+# RFC 3339 lets a specification require upper-case "T" and "Z" (section 5.6); this one does.
+RFC3339_PATTERN = r"[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?(Z|[+-][0-9]{2}:[0-9]{2})"
 DECIMAL_TEXT_PATTERN = r"-?[0-9]+(\.[0-9]+)?"
 
 

@@ -108,12 +108,15 @@ def commit_staged(con: duckdb.DuckDBPyConnection, staged: StagedFile) -> FileRes
         file_id = con.execute("select nextval('raw.file_id_seq')").fetchone()[0]
         columns = ", ".join(CONTRACT_COLUMNS)
         staged_columns = ", ".join(f"s.{c}" for c in CONTRACT_COLUMNS)
+        # `fates` holds only the valid lines that are not accepted (few), so every other valid line
+        # goes in without a join against the whole file.
         con.execute(
             f"""
             insert into raw.events ({columns}, payload_hash, file_id, line_number, ingested_at)
             select {staged_columns}, s.payload_hash, $file_id, s.line_number, $now
-            from staged s join fates f using (line_number)
-            where f.fate = 'accepted'
+            from staged s
+            where s.quarantine_reason is null
+              and s.line_number not in (select line_number from fates)
             order by s.line_number
             """,
             {"file_id": file_id, "now": naive_now},
@@ -122,14 +125,15 @@ def commit_staged(con: duckdb.DuckDBPyConnection, staged: StagedFile) -> FileRes
             """
             insert into raw.quarantine
             select $file_id, $path, s.line_number,
-                   coalesce(s.reason, f.fate), coalesce(s.detail, f.detail), s.raw_text,
-                   case when s.reason <> 'malformed_json' or s.reason is null
+                   coalesce(s.quarantine_reason, f.fate), coalesce(s.quarantine_detail, f.detail), s.raw_text,
+                   case when s.quarantine_reason <> 'malformed_json' or s.quarantine_reason is null
                         then json_extract_string(s.raw_text, '$.source') end,
-                   case when s.reason <> 'malformed_json' or s.reason is null
+                   case when s.quarantine_reason <> 'malformed_json' or s.quarantine_reason is null
                         then json_extract_string(s.raw_text, '$.event_id') end,
                    $now
-            from staged s left join fates f using (line_number)
-            where s.reason is not null or f.fate = 'id_conflict'
+            from staged s left join (select * from fates where fate = 'id_conflict') f
+              using (line_number)
+            where s.quarantine_reason is not null or f.fate is not null
             order by s.line_number
             """,
             {"file_id": file_id, "path": str(path), "now": naive_now},
@@ -137,12 +141,13 @@ def commit_staged(con: duckdb.DuckDBPyConnection, staged: StagedFile) -> FileRes
         counts = dict(
             con.execute(
                 """
-                select coalesce(s.reason, f.fate) as outcome, count(*)
-                from staged s left join fates f using (line_number)
-                group by all
+                select coalesce(quarantine_reason, 'accepted') as outcome, count(*) from staged group by all
                 """
             ).fetchall()
         )
+        for fate, count in con.execute("select fate, count(*) from fates group by all").fetchall():
+            counts["accepted"] -= count
+            counts[fate] = counts.get(fate, 0) + count
         accepted = counts.pop("accepted", 0)
         duplicates = counts.pop("duplicate", 0)
         rows = accepted + duplicates + sum(counts.values())
@@ -183,22 +188,22 @@ def commit_staged(con: duckdb.DuckDBPyConnection, staged: StagedFile) -> FileRes
     )
 
 
-# Fate of each valid staged line. An earlier ingest wins over this file; within the file the first
-# line wins. Same payload hash -> duplicate; different -> id_conflict (the first version stays).
+# Fate of each valid staged line that is not simply accepted: an earlier ingest wins over this file;
+# within the file the first line wins. Same payload hash -> duplicate; different -> id_conflict (the
+# first version stays). Only keys seen before or repeated in the file can have such a fate.
 _FATES_SQL = """
 create or replace temp table fates as
 with valid as (
   select line_number, source, event_id, payload_hash
   from staged
-  where reason is null
+  where quarantine_reason is null
 ),
-ranked as (
-  select
-    *,
-    row_number() over (partition by source, event_id order by line_number) as nth,
-    first_value(payload_hash) over (partition by source, event_id order by line_number) as first_hash,
-    first_value(line_number) over (partition by source, event_id order by line_number) as first_line
+firsts as (
+  select source, event_id, min(line_number) as first_line,
+         arg_min(payload_hash, line_number) as first_hash
   from valid
+  group by all
+  having count(*) > 1
 ),
 earlier as (
   select e.source, e.event_id, any_value(e.payload_hash) as payload_hash,
@@ -206,21 +211,27 @@ earlier as (
   from raw.events e
   semi join valid v on e.source = v.source and e.event_id = v.event_id
   group by all
+),
+candidates as (
+  select v.*, x.payload_hash as earlier_hash, x.file_id as earlier_file,
+         x.line_number as earlier_line, r.first_line, r.first_hash
+  from valid v
+  left join earlier x on x.source = v.source and x.event_id = v.event_id
+  left join firsts r on r.source = v.source and r.event_id = v.event_id
+  where x.payload_hash is not null or (r.first_line is not null and v.line_number > r.first_line)
 )
 select
-  r.line_number,
+  line_number,
   case
-    when x.payload_hash = r.payload_hash then 'duplicate'
-    when x.payload_hash is not null then 'id_conflict'
-    when r.nth > 1 and r.payload_hash = r.first_hash then 'duplicate'
-    when r.nth > 1 then 'id_conflict'
-    else 'accepted'
+    when earlier_hash = payload_hash then 'duplicate'
+    when earlier_hash is not null then 'id_conflict'
+    when payload_hash = first_hash then 'duplicate'
+    else 'id_conflict'
   end as fate,
   case
-    when x.payload_hash is not null
-      then 'differs from the version kept from file ' || x.file_id || ' line ' || x.line_number
-    when r.nth > 1 then 'differs from the version kept from line ' || r.first_line
+    when earlier_hash is not null
+      then 'differs from the version kept from file ' || earlier_file || ' line ' || earlier_line
+    else 'differs from the version kept from line ' || first_line
   end as detail
-from ranked r
-left join earlier x on x.source = r.source and x.event_id = r.event_id
+from candidates
 """

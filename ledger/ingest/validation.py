@@ -1,7 +1,8 @@
 """Bulk validation of raw JSON lines in DuckDB, generated from the contract's field specs.
 
 `validation_sql(lines)` turns a relation of `(line_number, raw_text)` into one row per line with the
-typed contract columns, a `payload_hash`, and `reason`/`detail` for the first rule the line breaks
+typed contract columns, a `payload_hash`, and `quarantine_reason`/`quarantine_detail` for the first rule
+the line breaks
 (NULL when it is valid). Rules are checked in a fixed order, and `ledger.contract.verdict` applies the
 same order to pydantic's errors, so both paths name the same reason for the same line:
 
@@ -31,6 +32,9 @@ from ledger.contract.fields import (
 FUTURE_TOLERANCE = "interval 5 minute"
 # Event types whose `cache_hit` defaults to false when absent.
 CACHE_HIT_DEFAULT_TYPES = ("tts.usage", "vision.usage")
+# Blank lines carry no event. `trim` (Unicode-aware) is costly on long lines, so the usual case, a
+# line that starts with "{", skips it.
+NOT_BLANK = "case when starts_with(raw_text, '{') then true else trim(raw_text) <> '' end"
 
 
 def _quote(text: str) -> str:
@@ -186,7 +190,7 @@ def validation_sql(lines: str) -> str:
 with source_lines as (
   select line_number, raw_text
   from {lines}
-  where raw_text is not null and trim(raw_text) <> ''
+  where raw_text is not null and {NOT_BLANK}
 ),
 parsed as (
   select
@@ -237,14 +241,15 @@ typed as (
   select
     line_number,
     raw_text,
-    split_part(verdict, '|', 1) as reason,
-    nullif(split_part(verdict, '|', 2), '') as detail,
+    -- not `reason`/`detail`: `reason` is also a contract field (session.degraded)
+    split_part(verdict, '|', 1) as quarantine_reason,
+    nullif(split_part(verdict, '|', 2), '') as quarantine_detail,
     s_event_type as event_type,
     {typed_columns}
   from judged
 )
 select
   *,
-  case when reason is null then hash({hashed}) end as payload_hash
+  case when quarantine_reason is null then hash({hashed}) end as payload_hash
 from typed
 """
