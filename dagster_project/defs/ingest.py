@@ -1,6 +1,5 @@
 """Ingest: the landing folder becomes `raw.events`; a sensor notices new files."""
 
-
 from dagster import (
     AssetExecutionContext,
     AssetKey,

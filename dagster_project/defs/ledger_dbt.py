@@ -1,6 +1,5 @@
 """The dbt project (staging -> intermediate -> marts) as Dagster assets through dagster-dbt."""
 
-
 import fcntl
 import json
 import os

@@ -1,6 +1,5 @@
 """Publishing: after a successful build, the boards' read-only copy is replaced atomically."""
 
-
 from dagster import AssetExecutionContext, AssetKey, MaterializeResult, asset
 
 from dagster_project.defs.resources import LedgerWarehouse

@@ -1,6 +1,5 @@
 """Reference data: the finance-edited files, validated, become schema `reference`."""
 
-
 from dagster import AssetExecutionContext, AssetKey, AssetSpec, MaterializeResult, multi_asset
 
 from dagster_project.defs.resources import LedgerWarehouse

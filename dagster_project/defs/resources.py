@@ -1,6 +1,5 @@
 """Resources: the installation's settings and its DuckDB warehouse, resolved at run time."""
 
-
 from pathlib import Path
 
 import duckdb
