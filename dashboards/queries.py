@@ -123,6 +123,17 @@ _MONEY_SUMS = ",\n".join(
     [f"coalesce(sum({c}_cost), 0) as {c}_cost" for c in COMPONENTS]
     + [f"coalesce(sum({k}_cache_savings), 0) as {k}_cache_savings" for k in SAVINGS_KINDS]
 )
+# The money of a group of sessions, for every grain the pages show. Revenue sums the billed
+# sessions (NULL when none is); total_cost counts every session, open ones included, as the
+# margin marts do.
+_SESSION_AGGREGATES = f"""count(*) as sessions,
+            sum(revenue) as revenue,
+            coalesce(sum(total_cost), 0) as total_cost,
+            sum(revenue) - coalesce(sum(total_cost), 0) as gross_margin,
+            sum(billable_minutes) as billable_minutes,
+            coalesce(sum(interruption_waste_cost), 0) as interruption_waste_cost,
+            coalesce(sum(cache_savings), 0) as cache_savings,
+            {_MONEY_SUMS}"""
 
 
 @cached
@@ -134,23 +145,13 @@ def period_totals(
     scenarios: tuple[str, ...],
     pipelines: tuple[str, ...],
 ) -> pd.DataFrame:
-    """One row: the period's sessions, revenue, cost (and per component), waste and savings.
-
-    revenue sums the billed sessions (NULL when none is); total_cost counts every session, open
-    ones included, as the margin marts do.
-    """
+    """One row: the period's sessions, revenue, cost (and per component), waste and savings."""
     cte, params = _sessions_cte(date_from, date_to, tenants, scenarios, pipelines)
     sql = f"""
         with {cte}
         select
-            count(*) as sessions,
+            {_SESSION_AGGREGATES},
             count(revenue) as billed_sessions,
-            sum(revenue) as revenue,
-            coalesce(sum(total_cost), 0) as total_cost,
-            sum(billable_minutes) as billable_minutes,
-            coalesce(sum(interruption_waste_cost), 0) as interruption_waste_cost,
-            coalesce(sum(cache_savings), 0) as cache_savings,
-            {_MONEY_SUMS},
             count(*) filter (where has_unpriced_usage) as sessions_with_unpriced_usage
         from sessions
     """
@@ -172,14 +173,7 @@ def daily_trend(
         with {cte}
         select
             business_date,
-            count(*) as sessions,
-            sum(revenue) as revenue,
-            coalesce(sum(total_cost), 0) as total_cost,
-            sum(revenue) - coalesce(sum(total_cost), 0) as gross_margin,
-            sum(billable_minutes) as billable_minutes,
-            coalesce(sum(interruption_waste_cost), 0) as interruption_waste_cost,
-            coalesce(sum(cache_savings), 0) as cache_savings,
-            {_MONEY_SUMS}
+            {_SESSION_AGGREGATES}
         from sessions
         group by business_date
         order by business_date
@@ -202,14 +196,7 @@ def margin_by_tenant(
         with {cte}
         select
             tenant_id,
-            count(*) as sessions,
-            sum(billable_minutes) as billable_minutes,
-            sum(revenue) as revenue,
-            {_MONEY_SUMS},
-            coalesce(sum(total_cost), 0) as total_cost,
-            sum(revenue) - coalesce(sum(total_cost), 0) as gross_margin,
-            coalesce(sum(interruption_waste_cost), 0) as interruption_waste_cost,
-            coalesce(sum(cache_savings), 0) as cache_savings
+            {_SESSION_AGGREGATES}
         from sessions
         group by tenant_id
         order by tenant_id
@@ -236,12 +223,7 @@ def margin_by_period(
             {period} as period_start,
             any_value(iso_week) as iso_week,
             tenant_id,
-            count(*) as sessions,
-            sum(revenue) as revenue,
-            coalesce(sum(total_cost), 0) as total_cost,
-            sum(revenue) - coalesce(sum(total_cost), 0) as gross_margin,
-            coalesce(sum(interruption_waste_cost), 0) as interruption_waste_cost,
-            coalesce(sum(cache_savings), 0) as cache_savings
+            {_SESSION_AGGREGATES}
         from sessions
         group by {period}, tenant_id
         order by period_start, tenant_id

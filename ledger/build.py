@@ -22,7 +22,7 @@ def _quiet_run_config() -> dict:
 
 def run_build(settings: Settings | None = None) -> BuildOutcome:
     """Materialise ingest, reference data, every dbt model and test, and the published copy."""
-    from dagster import DagsterEventType, DagsterInstance
+    from dagster import AssetCheckSeverity, DagsterEventType, DagsterInstance
 
     from dagster_project.definitions import BUILD_JOB_NAME, defs
 
@@ -44,8 +44,6 @@ def run_build(settings: Settings | None = None) -> BuildOutcome:
         for event in result.all_events
         if event.event_type == DagsterEventType.ASSET_CHECK_EVALUATION
     ]
-    from dagster import AssetCheckSeverity
-
     failed_checks = [c for c in checks if not c.passed and c.severity == AssetCheckSeverity.ERROR]
     warned_checks = [c for c in checks if not c.passed and c.severity != AssetCheckSeverity.ERROR]
     lines = []

@@ -47,34 +47,7 @@ peak_capacity as (
 final as (
     select
         margin.*,
-        experience.turns,
-        experience.interrupted_turns,
-        experience.false_interrupted_turns,
-        experience.interruption_rate,
-        experience.false_interruption_rate,
-        experience.prefix_cache_hit_rate,
-        experience.tts_phrase_cache_hit_rate,
-        experience.vision_cache_hit_rate,
-        experience.degraded_sessions,
-        experience.degradation_rate,
-        experience.degradation_rate_realtime_to_cascade,
-        experience.degradation_rate_asr_to_dtmf,
-        experience.degradation_rate_tts_filler,
-        experience.degradation_rate_vision_clamp,
-        experience.degradation_rate_provider_failover,
-        first_audio.turns as latency_turns,
-        first_audio.measured_turns as first_audio_turns,
-        first_audio.p50_ms as first_audio_p50_ms,
-        first_audio.p95_ms as first_audio_p95_ms,
-        first_audio.budget_ms as first_audio_budget_ms,
-        first_audio.over_budget_share as first_audio_over_budget_share,
-        first_audio.p95_budget_ratio as first_audio_p95_budget_ratio,
-        first_audio.is_p95_over_budget as is_first_audio_p95_over_budget,
-        first_audio.worst_segment_at_p95,
-        first_audio.breach_owner,
-        peak_capacity.peak_concurrent_sessions,
-        peak_capacity.max_hourly_p95_concurrent_sessions,
-        peak_capacity.active_session_seconds,
+        {{ board_experience_columns() }}
     from margin
     left join experience
         on margin.tenant_id = experience.tenant_id
