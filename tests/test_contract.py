@@ -11,7 +11,7 @@ import pytest
 from ledger.contract.events import EVENT_ADAPTER, EVENT_TYPES, json_schema
 from ledger.contract.fields import all_fields, raw_event_columns
 from ledger.contract.verdict import verdict
-from ledger.ingest.validation import validation_sql
+from ledger.ingest.validation import proven_sql, validation_sql
 
 INGEST_TIME = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
@@ -147,20 +147,85 @@ CASES: list[tuple[str, tuple[str, str | None] | None]] = [
     (line("llm.usage", output_tokens=..., transcript="x"), ("missing_field", "output_tokens")),
     (line("llm.usage", transcript="x", input_tokens="1"), ("unknown_field", "transcript")),
     (line("llm.usage", input_tokens="1", phase="x"), ("bad_type", "input_tokens")),
+    # lines the per-type fast check cannot prove valid, which the ladder must still accept
+    (line("llm.usage", route=None), None),
+    ("  \t" + line("session.ended"), None),
+    (line("llm.usage", model='deep"seek\\chat'), None),
+    (line("llm.usage").replace(', "model": "deepseek-chat"', ', "model": "x", "model": "x"'), None),
+    # lengths count characters, not bytes
+    (line("llm.usage", tenant_id="é" * 128), None),
+    (line("llm.usage", tenant_id="é" * 129), ("bad_value", "tenant_id")),
+    (json.dumps(event("session.started"), separators=(",", ":")), None),
+    (line("llm.usage", turn_index=2**62), None),
+    (line("llm.usage", turn_index=2**62 + 1), ("bad_value", "turn_index")),
+    (line("llm.usage", provider={"name": "deepseek"}), ("bad_type", "provider")),
+    (line("llm.usage", provider=["deepseek"]), ("bad_type", "provider")),
+    (line("tts.usage", audio_seconds=1.123456), None),
+    (line("tts.usage", cache_hit=...), None),
+    (line("realtime.usage", output_text_tokens=1.0), ("bad_type", "output_text_tokens")),
+    (line("turn.latency", started_at="2026-11-01T10:00:00.000+08:00"), None),
 ]
 
 
-def bulk_verdicts(lines: list[str]) -> list[tuple[str, str | None] | None]:
+def lines_table(files: list[list[str]]) -> duckdb.DuckDBPyConnection:
+    """A connection with table `lines` holding `files` (lists of raw lines), numbered from 1."""
     con = duckdb.connect()
     con.execute("set TimeZone = 'UTC'")
-    con.execute("create table lines (line_number bigint, raw_text varchar)")
-    con.executemany("insert into lines values (?, ?)", list(enumerate(lines, 1)))
-    rows = con.execute(
-        f"select quarantine_reason, quarantine_detail from ({validation_sql('lines')}) "
-        "order by line_number",
-        {"ingest_time": INGEST_TIME.isoformat()},
-    ).fetchall()
-    return [None if reason is None else (reason, detail) for reason, detail in rows]
+    con.execute("create table lines (file_index integer, line_number bigint, raw_text varchar)")
+    con.executemany(
+        "insert into lines values (?, ?, ?)",
+        [
+            (index, number, raw)
+            for index, lines in enumerate(files)
+            for number, raw in enumerate(lines, 1)
+        ],
+    )
+    return con
+
+
+def validated(files: list[list[str]], *, fast: bool = True) -> list[tuple]:
+    """Every row of the bulk validation of `files`, ordered by file and line."""
+    return (
+        lines_table(files)
+        .execute(
+            f"select * from ({validation_sql('lines', fast=fast)}) order by file_index, line_number",
+            {"ingest_time": INGEST_TIME.isoformat()},
+        )
+        .fetchall()
+    )
+
+
+def proven_lines(lines: list[str]) -> list[int]:
+    """The lines the per-type fast check proved valid, without the ladder."""
+    rows = lines_table([lines]).execute(
+        proven_sql("lines"), {"ingest_time": INGEST_TIME.isoformat()}
+    )
+    return sorted(number for _, number in rows.fetchall())
+
+
+def bulk_verdicts(lines: list[str]) -> list[tuple[str, str | None] | None]:
+    # file_index, line_number, quarantine_reason, quarantine_detail, ...
+    return [None if row[2] is None else (row[2], row[3]) for row in validated([lines])]
+
+
+def mutations() -> list[str]:
+    """Valid events of every type, each spoilt one way in turn: fields dropped, nulled, retyped,
+    stretched, an unknown or foreign key added, keys repeated, other spacing."""
+    spoilers: list[object] = [..., None, "1", 1, 1.5, -1, True, [1], {"a": 1}, "", "x" * 129]
+    spoilers += ["2026-11-01T10:00:00Z", "1.5", 2**62 + 1]
+    lines = []
+    for event_type in EVENT_TYPES:
+        document = event(event_type)
+        lines.append(json.dumps(document, separators=(",", ":")))
+        for name in document:
+            lines += [line(event_type, **{name: value}) for value in spoilers]
+        lines.append(line(event_type, transcript="x"))
+        lines.append(line(event_type, transcript=None))
+        foreign = "images" if event_type != "vision.usage" else "characters"
+        lines.append(line(event_type, **{foreign: 1}))
+        compact = json.dumps(document, separators=(",", ":"))
+        lines.append(compact[:-1] + ',"source":' + json.dumps(document["source"]) + "}")
+    return lines
 
 
 @pytest.mark.parametrize(("raw", "expected"), CASES, ids=[c[0][:60] for c in CASES])
@@ -173,11 +238,44 @@ def test_bulk_validation_agrees_with_pydantic_on_every_case() -> None:
     assert bulk_verdicts(lines) == [expected for _, expected in CASES]
 
 
+def test_bulk_validation_agrees_with_pydantic_on_a_corpus_of_spoilt_events() -> None:
+    lines = mutations()
+    assert len(lines) > 1500
+    assert bulk_verdicts(lines) == [verdict(raw, INGEST_TIME) for raw in lines]
+
+
+def test_the_per_type_fast_check_and_the_ladder_give_identical_rows() -> None:
+    lines = mutations() + [raw for raw, _ in CASES]
+    fast, ladder = validated([lines]), validated([lines], fast=False)
+    assert fast == ladder
+    # The fast check proved every valid line but the ones only the ladder can accept (a null or a
+    # repeated key), and no other line.
+    proven = set(proven_lines(lines))
+    valid = {row[1] for row in fast if row[2] is None}
+    only_the_ladder = {
+        number
+        for number in valid
+        if ": null" in (raw := lines[number - 1])
+        or '"model": "x", "model": "x"' in raw
+        or raw.count('"source"') > 1
+    }
+    assert proven == valid - only_the_ladder
+    assert len(proven) > 250 and len(only_the_ladder) > 10
+
+
+def test_lines_of_several_files_are_validated_apart() -> None:
+    rows = validated([[line("session.ended"), "{oops"], ["{oops", line("session.ended")]])
+    assert [(row[0], row[1], row[2]) for row in rows] == [
+        (0, 1, None),
+        (0, 2, "malformed_json"),
+        (1, 1, "malformed_json"),
+        (1, 2, None),
+    ]
+    assert rows[0][4:] == rows[3][4:]  # the same event: the same typed values and payload hash
+
+
 def test_bulk_validation_stores_timestamps_in_utc_and_defaults_cache_hit() -> None:
-    con = duckdb.connect()
-    con.execute("set TimeZone = 'UTC'")
-    con.execute("create table lines (line_number bigint, raw_text varchar)")
-    con.execute("insert into lines values (1, ?), (2, ?)", [line("tts.usage"), line("llm.usage")])
+    con = lines_table([[line("tts.usage"), line("llm.usage")]])
     rows = con.execute(
         f"select occurred_at, cache_hit, audio_seconds, output_tokens "
         f"from ({validation_sql('lines')}) order by line_number",

@@ -177,6 +177,9 @@ class _FailBeforeCommit:
             raise RuntimeError("disk full")
         return self._con.execute(sql, *args)
 
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._con, name)
+
 
 def test_a_failure_in_the_middle_of_a_file_leaves_nothing_of_it_visible(
     settings: Settings, tmp_path: Path
@@ -212,6 +215,7 @@ class Die:
         if sql.strip().startswith("insert into raw.quarantine"):
             os._exit(9)
         return self.con.execute(sql, *a)
+    def __getattr__(self, name): return getattr(self.con, name)
 load_file(Die(connect({str(settings.warehouse_path)!r})), Path({str(big)!r}))
 """
     child = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
@@ -283,3 +287,20 @@ def test_a_degradation_keeps_its_reason_and_a_changed_reason_is_a_conflict(
 
     assert query(settings, "select kind, reason from raw.events") == [("tts_filler", "tts_timeout")]
     assert (later.accepted, later.quarantined, later.reasons) == (0, 1, {"id_conflict": 1})
+
+
+def test_an_unreadable_file_stops_the_run_after_the_files_before_it(
+    settings: Settings, tmp_path: Path
+) -> None:
+    # The three files are validated as one batch; the broken one must not take the first with it.
+    write_jsonl(tmp_path / "in" / "a.jsonl", [llm("1")])
+    (tmp_path / "in" / "b.jsonl.gz").write_bytes(b"not gzip at all")
+    write_jsonl(tmp_path / "in" / "c.jsonl", [llm("3")])
+
+    with pytest.raises(duckdb.IOException, match="b.jsonl.gz"):
+        ingest(settings, tmp_path / "in")
+
+    assert query(settings, "select event_id from raw.events") == [("1",)]
+    assert query(settings, "select path from raw.ingested_files") == [
+        (str(tmp_path / "in" / "a.jsonl"),)
+    ]

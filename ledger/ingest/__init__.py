@@ -2,27 +2,29 @@
 
 from __future__ import annotations
 
-import os
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
-from itertools import islice
 from pathlib import Path
 
 import duckdb
 
 from ledger.ingest.files import discover
-from ledger.ingest.load import FileResult, StagedFile, commit_staged, stage_file
+from ledger.ingest.load import FileResult, commit_staged
+from ledger.ingest.stage import StagedFile, Validator
 from ledger.settings import Settings
 from ledger.warehouse import connect, ensure_raw_schema
 
 __all__ = ["FileResult", "ingest_paths"]
 
-# DuckDB parallelises a query across row groups; one landing file is often a single row group, so
-# files are validated side by side instead.
-STAGING_THREADS = max(2, os.cpu_count() or 2)
-STAGING_WINDOW = STAGING_THREADS + 1
+# Files are validated a batch at a time, in one statement: planning the generated validation costs
+# about as much as validating a small file, and a larger input lets DuckDB use every core. The
+# budget bounds the memory a batch holds (its raw text and typed rows) until its files commit.
+BATCH_BYTES = 96 * 2**20
+# While one batch commits (one transaction per file, in path order) the next is validated; this
+# many batches at most are validated and waiting.
+BATCHES_AHEAD = 2
 # DuckDB checkpoints when the write-ahead log passes 16 MB by default, i.e. after nearly every landing
 # file, rewriting the table each time. A larger threshold checkpoints once per many files (and at the
 # end); each file is still committed, and durable, through the log.
@@ -41,48 +43,86 @@ def ingest_paths(
     files = discover(paths)
     if on_start is not None:
         on_start(files)
-    results = []
-    with connect(settings.warehouse_path) as con, ThreadPoolExecutor(STAGING_THREADS) as pool:
+    results: list[FileResult] = []
+    with (
+        connect(settings.warehouse_path) as con,
+        Validator() as validator,
+        ThreadPoolExecutor(1, thread_name_prefix="validate") as pool,
+    ):
         ensure_raw_schema(con)
+        known = frozenset(
+            sha
+            for (sha,) in con.execute("select content_sha256 from raw.ingested_files").fetchall()
+        )
         con.execute(f"set checkpoint_threshold = '{INGEST_CHECKPOINT_THRESHOLD}'")
+
+        def validate(batch: list[Path]) -> list[StagedFile]:
+            return validator.validate(batch, ingest_time=ingest_time, already_ingested=known)
+
         try:
-            _ingest_in_order(con, pool, files, results, ingest_time, on_file)
+            _commit_in_order(con, pool, validate, batches(files), results, on_file)
         finally:
             con.execute("reset checkpoint_threshold")
         con.execute("checkpoint")
     return results
 
 
-def _ingest_in_order(
+def batches(files: list[Path], budget: int = BATCH_BYTES) -> Iterator[list[Path]]:
+    """Consecutive runs of files of about `budget` bytes each (a larger file alone)."""
+    batch: list[Path] = []
+    size = 0
+    for path in files:
+        length = path.stat().st_size
+        if batch and size + length > budget:
+            yield batch
+            batch, size = [], 0
+        batch.append(path)
+        size += length
+    if batch:
+        yield batch
+
+
+def _commit_in_order(
     con: duckdb.DuckDBPyConnection,
     pool: ThreadPoolExecutor,
-    files: list[Path],
+    validate: Callable[[list[Path]], list[StagedFile]],
+    work: Iterator[list[Path]],
     results: list[FileResult],
-    ingest_time: datetime | None,
     on_file: Callable[[FileResult], None] | None,
 ) -> None:
-    """Stage files ahead on the pool, commit them one by one in path order."""
+    """Validate batches ahead on the pool; commit their files one by one in path order.
 
-    def stage(path: Path) -> tuple[duckdb.DuckDBPyConnection, StagedFile]:
-        cursor = con.cursor()
-        return cursor, stage_file(cursor, path, ingest_time=ingest_time)
+    Committing in path order keeps "the first version wins" deterministic.
+    """
+    pending: deque[tuple[list[Path], Future[list[StagedFile]]]] = deque()
 
-    # Validation (the expensive part) runs ahead on other cursors while files commit one at a
-    # time in path order, so "the first version wins" stays deterministic. The window bounds
-    # how many staged files wait in memory.
-    pending: deque[Future] = deque()
-    queue = iter(files)
-    for path in islice(queue, STAGING_WINDOW):
-        pending.append(pool.submit(stage, path))
-    while pending:
-        cursor, staged = pending.popleft().result()
-        next_path = next(queue, None)
-        if next_path is not None:
-            pending.append(pool.submit(stage, next_path))
-        try:
-            result = commit_staged(cursor, staged)
-        finally:
-            cursor.close()
+    def commit(staged: StagedFile) -> None:
+        result = commit_staged(con, staged)
         results.append(result)
         if on_file is not None:
             on_file(result)
+
+    try:
+        while True:
+            while len(pending) < BATCHES_AHEAD and (batch := next(work, None)) is not None:
+                pending.append((batch, pool.submit(validate, batch)))
+            if not pending:
+                break
+            batch, future = pending.popleft()
+            try:
+                staged_files = future.result()
+            except Exception:
+                # A file that cannot be read fails its whole batch: go through the batch file by
+                # file (once the validator is idle), so the files before the unreadable one still
+                # go in and its error, naming it, stops the run as it would have alone.
+                for _, ahead in pending:
+                    ahead.exception()
+                staged_files = (staged for path in batch for staged in validate([path]))
+            for staged in staged_files:
+                commit(staged)
+    finally:
+        # A failure stops the run: let the batches being validated finish before the validator
+        # closes.
+        for _, future in pending:
+            if not future.cancel():
+                future.exception()

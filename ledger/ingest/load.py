@@ -1,11 +1,11 @@
-"""Loading one landing file into the warehouse: validate, deduplicate, insert, all or nothing.
+"""Committing landing files to the warehouse: deduplicate, insert, each file all or nothing.
 
-Per file, inside one DuckDB transaction:
-1. every line is validated in bulk (`ledger.ingest.validation`); broken lines get their reason;
-2. valid lines are deduplicated on (`source`, `event_id`) against everything ever ingested and
+A file arrives validated (`ledger.ingest.stage`: every line with its verdict and typed values) and
+commits in its own DuckDB transaction, in path order:
+1. valid lines are deduplicated on (`source`, `event_id`) against everything ever ingested and
    against earlier lines of the same file: the same payload is a duplicate (counted, dropped), a
    different payload is quarantined as `id_conflict` and the first version stays;
-3. accepted events go to `raw.events`, broken lines and conflicts to `raw.quarantine` with their raw
+2. accepted events go to `raw.events`, broken lines and conflicts to `raw.quarantine` with their raw
    text, file and line, and the file goes to the manifest `raw.ingested_files`.
 A crash anywhere before the commit leaves nothing of the file visible; the manifest's content hash
 makes ingesting the same file again a no-op.
@@ -21,19 +21,10 @@ from pathlib import Path
 import duckdb
 
 from ledger.contract.fields import LINEAGE_COLUMNS, raw_event_columns
-from ledger.ingest.files import content_sha256, lines_relation
-from ledger.ingest.validation import validation_sql
+from ledger.ingest.stage import StagedFile, Validator
 
 _LINEAGE = {name for name, _ in LINEAGE_COLUMNS}
 CONTRACT_COLUMNS = [name for name, _ in raw_event_columns() if name not in _LINEAGE]
-
-
-@dataclass(frozen=True)
-class StagedFile:
-    path: Path
-    sha256: str
-    ingest_time: datetime
-    seconds: float
 
 
 @dataclass
@@ -62,46 +53,30 @@ class FileResult:
 
 
 def already_ingested(con: duckdb.DuckDBPyConnection, sha256: str) -> bool:
-    found = con.execute(
+    [(found,)] = con.execute(
         "select count(*) from raw.ingested_files where content_sha256 = ?", [sha256]
-    ).fetchone()
-    return bool(found and found[0])
-
-
-def stage_file(
-    con: duckdb.DuckDBPyConnection, path: Path, *, ingest_time: datetime | None = None
-) -> StagedFile:
-    """Validate every line of `path` into the connection's temp table `staged`.
-
-    Touches no warehouse table, so files can be staged in parallel on separate cursors while
-    another file commits; `commit_staged` must then run on the same connection.
-    """
-    started = time.perf_counter()
-    ingest_time = ingest_time or datetime.now(UTC)
-    sha256 = content_sha256(path)
-    con.execute(
-        "create or replace temp table staged as " + validation_sql(lines_relation(con, path)),
-        {"ingest_time": ingest_time.isoformat()},
-    )
-    return StagedFile(path, sha256, ingest_time, time.perf_counter() - started)
+    ).fetchall()
+    return found > 0
 
 
 def load_file(
     con: duckdb.DuckDBPyConnection, path: Path, *, ingest_time: datetime | None = None
 ) -> FileResult:
-    """Ingest one file atomically. `con` must not be inside a transaction."""
-    return commit_staged(con, stage_file(con, path, ingest_time=ingest_time))
+    """Validate and ingest one file atomically. `con` must not be inside a transaction."""
+    with Validator() as validator:
+        [staged] = validator.validate([path], ingest_time=ingest_time)
+    return commit_staged(con, staged)
 
 
 def commit_staged(con: duckdb.DuckDBPyConnection, staged: StagedFile) -> FileResult:
-    """Deduplicate and insert a staged file in one transaction, with its manifest row."""
+    """Deduplicate and insert a validated file in one transaction, with its manifest row."""
     started = time.perf_counter()
     path, sha256 = staged.path, staged.sha256
-    if already_ingested(con, sha256):
-        con.execute("drop table if exists staged")
+    if staged.rows is None or already_ingested(con, sha256):
         return FileResult(path, "already_ingested", sha256)
     naive_now = staged.ingest_time.astimezone(UTC).replace(tzinfo=None)
 
+    con.register("staged", staged.rows)
     con.execute("begin transaction")
     try:
         con.execute(_FATES_SQL)
@@ -124,24 +99,29 @@ def commit_staged(con: duckdb.DuckDBPyConnection, staged: StagedFile) -> FileRes
         con.execute(
             """
             insert into raw.quarantine
-            select $file_id, $path, s.line_number,
-                   coalesce(s.quarantine_reason, f.fate), coalesce(s.quarantine_detail, f.detail), s.raw_text,
-                   case when s.quarantine_reason <> 'malformed_json' or s.quarantine_reason is null
-                        then json_extract_string(s.raw_text, '$.source') end,
-                   case when s.quarantine_reason <> 'malformed_json' or s.quarantine_reason is null
-                        then json_extract_string(s.raw_text, '$.event_id') end,
+            with quarantined as (
+              select s.line_number, coalesce(s.quarantine_reason, f.fate) as reason,
+                     coalesce(s.quarantine_detail, f.detail) as detail, s.raw_text
+              from staged s left join (select * from fates where fate = 'id_conflict') f
+                using (line_number)
+              where s.quarantine_reason is not null or f.fate is not null
+            )
+            select $file_id, $path, line_number, reason, detail, raw_text,
+                   case when reason <> 'malformed_json'
+                        then json_extract_string(raw_text, '$.source') end,
+                   case when reason <> 'malformed_json'
+                        then json_extract_string(raw_text, '$.event_id') end,
                    $now
-            from staged s left join (select * from fates where fate = 'id_conflict') f
-              using (line_number)
-            where s.quarantine_reason is not null or f.fate is not null
-            order by s.line_number
+            from quarantined
+            order by line_number
             """,
             {"file_id": file_id, "path": str(path), "now": naive_now},
         )
         counts = dict(
             con.execute(
                 """
-                select coalesce(quarantine_reason, 'accepted') as outcome, count(*) from staged group by all
+                select coalesce(quarantine_reason, 'accepted') as outcome, count(*)
+                from staged group by all
                 """
             ).fetchall()
         )
@@ -173,8 +153,8 @@ def commit_staged(con: duckdb.DuckDBPyConnection, staged: StagedFile) -> FileRes
         con.execute("rollback")
         raise
     finally:
-        con.execute("drop table if exists staged")
         con.execute("drop table if exists fates")
+        con.unregister("staged")
     return FileResult(
         path,
         "ingested",

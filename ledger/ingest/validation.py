@@ -1,10 +1,10 @@
 """Bulk validation of raw JSON lines in DuckDB, generated from the contract's field specs.
 
-`validation_sql(lines)` turns a relation of `(line_number, raw_text)` into one row per line with the
-typed contract columns, a `payload_hash`, and `quarantine_reason`/`quarantine_detail` for the first rule
-the line breaks
-(NULL when it is valid). Rules are checked in a fixed order, and `ledger.contract.verdict` applies the
-same order to pydantic's errors, so both paths name the same reason for the same line:
+`validation_sql(lines)` turns a relation of `(file_index, line_number, raw_text)` into one row per
+line with the typed contract columns, a `payload_hash`, and `quarantine_reason`/`quarantine_detail`
+for the first rule the line breaks (NULL when it is valid). Rules are checked in a fixed order, and
+`ledger.contract.verdict` applies the same order to pydantic's errors, so both paths name the same
+reason for the same line:
 
 1. `malformed_json`: not JSON, or not a JSON object;
 2. `missing_field`: a common field is absent (null counts as absent);
@@ -14,9 +14,22 @@ same order to pydantic's errors, so both paths name the same reason for the same
 6. `bad_type`: a value of the wrong JSON type or textual form;
 7. `bad_value`: a value outside its limits (length, enum, >= 0, decimal places, ended_at >= started_at);
 8. `future_timestamp`: `occurred_at` more than 5 minutes after the ingest time.
+
+How it stays fast. Every rule is written once (`_rules`) and used twice:
+- per event type, as one conjunction over that type's own fields only (about a dozen of the 46),
+  which every valid line of the type passes (`_fast_branch`): the usual line is proven valid
+  with dense columns and a few cheap checks;
+- as the ladder that names the first broken rule (`_ladder`), evaluated only for the few lines
+  no branch proved valid (including the legal corner cases: a null or repeated key).
+A line is parsed a fixed number of times in all (validity, key count and event type; then one
+`json_type` over the paths for every field's JSON type and one `json_transform` for every value's
+text); nothing re-parses a single value.
 """
 
 from __future__ import annotations
+
+import json
+from dataclasses import dataclass
 
 from ledger.contract.events import DECIMAL_TEXT_PATTERN, EVENT_TYPES, RFC3339_PATTERN
 from ledger.contract.fields import (
@@ -35,6 +48,8 @@ CACHE_HIT_DEFAULT_TYPES = ("tts.usage", "vision.usage")
 # Blank lines carry no event. `trim` (Unicode-aware) is costly on long lines, so the usual case, a
 # line that starts with "{", skips it.
 NOT_BLANK = "case when starts_with(raw_text, '{') then true else trim(raw_text) <> '' end"
+# JSON's insignificant whitespace (RFC 8259), which may precede the opening brace of an object.
+JSON_WHITESPACE = "e' \\t\\n\\r'"
 
 
 def _quote(text: str) -> str:
@@ -50,11 +65,8 @@ def _in(values: tuple[str, ...] | list[str]) -> str:
 
 
 def _present(name: str) -> str:
-    return f"(t_{name} is not null and t_{name} <> 'NULL')"
-
-
-def _fail(reason: str, detail: str) -> str:
-    return f"{_quote(reason + '|' + detail)}"
+    # A JSON null comes out of json_transform as SQL NULL: it counts as absent.
+    return f"t_{name} is not null"
 
 
 def _type_ok(field: FieldSpec) -> str:
@@ -73,7 +85,7 @@ def _type_ok(field: FieldSpec) -> str:
     if field.kind == "timestamp":
         return (
             f"(t_{name} = 'VARCHAR' and regexp_full_match(s_{name}, {_quote(RFC3339_PATTERN)}) "
-            f"and try_cast(s_{name} as timestamptz) is not null)"
+            f"and ts_{name} is not null)"
         )
     raise ValueError(field.kind)
 
@@ -89,10 +101,12 @@ def _value_ok(field: FieldSpec) -> str | None:
         high = field.maximum if field.maximum is not None else 2**63 - 1
         return f"try_cast(s_{name} as hugeint) between {low} and {high}"
     if field.kind == "decimal":
-        # Trailing zeros carry no precision ("12.50" has 1 place), so strip them before counting.
+        # Trailing zeros carry no precision ("12.50" has 1 place): they may follow the places.
         integer_digits = DECIMAL_PRECISION - DECIMAL_SCALE
-        plain = f"regexp_replace(s_{name}, '(\\.[0-9]*?)0+$', '\\1')"
-        return f"regexp_full_match({plain}, '[0-9]{{1,{integer_digits}}}(\\.[0-9]{{0,{DECIMAL_SCALE}}})?')"
+        return (
+            f"regexp_full_match(s_{name}, "
+            f"'[0-9]{{1,{integer_digits}}}(\\.[0-9]{{0,{DECIMAL_SCALE}}}0*)?')"
+        )
     return None
 
 
@@ -113,143 +127,254 @@ def _typed(field: FieldSpec) -> str:
             )
         return value
     if field.kind == "timestamp":
-        return f"timezone('UTC', try_cast(s_{name} as timestamptz))"
+        return f"timezone('UTC', ts_{name})"
     raise ValueError(field.kind)
 
 
-def _checks() -> list[str]:
-    """CASE expressions in rule order; the first non-null one is the line's verdict."""
+@dataclass(frozen=True)
+class Rule:
+    """One contract rule and the verdict `reason|detail` of a line that breaks it."""
+
+    reason: str
+    detail: str
+    # SQL, true when a line breaks the rule; None for a rule only the ladder can decide.
+    breaks: str | None
+    # The event types whose valid lines the rule concerns; empty: every line. A valid line of type
+    # T passes every rule for T; rules for fields T does not have are left to the key count.
+    event_types: tuple[str, ...] = ()
+
+    def verdict(self) -> str:
+        if self.breaks is None:  # the unknown-field rule names the first unknown key
+            return f"'unknown_field|' || ({UNKNOWN_KEYS})[1]"
+        return f"case when {self.breaks} then {_quote(self.reason + '|' + self.detail)} end"
+
+    def holds(self) -> str:
+        # NULL counts as not broken, as in the ladder's CASE.
+        return f"not coalesce({self.breaks}, false)"
+
+
+# Non-null keys the event type does not have. Only evaluated inside the ladder, for lines that
+# already failed the fast check: it lists the keys and looks each unexpected one up again.
+_ALLOWED_BY_TYPE = " ".join(
+    f"when {_quote(t)} then {_list(allowed_fields(t))}" for t in EVENT_TYPES
+)
+UNKNOWN_KEYS = (
+    "list_filter("
+    f"list_filter(keys, lambda k: not list_contains(case s_event_type {_ALLOWED_BY_TYPE} end, k)), "
+    "lambda k: json_type(raw_text, '$.\"' || replace(k, '\"', '\\\"') || '\"') <> 'NULL')"
+)
+
+
+def _rules() -> list[Rule]:
+    """Every rule, in the order a line's first broken rule is reported."""
     fields = all_fields()
     specs = event_type_specs()
-    checks = ["case when not is_object then 'malformed_json|' end"]
-    for name in COMMON_FIELDS:
-        checks.append(f"case when not {_present(name)} then {_fail('missing_field', name)} end")
-    checks.append(f"case when t_event_type <> 'VARCHAR' then {_fail('bad_type', 'event_type')} end")
-    checks.append(
-        f"case when s_event_type not in {_in(EVENT_TYPES)} then {_fail('bad_value', 'event_type')} end"
-    )
-    # Type-specific required fields, in field order.
+    owners = {name: tuple(t for t in EVENT_TYPES if name in allowed_fields(t)) for name in fields}
+    rules = [Rule("malformed_json", "", "not is_object")]
+    rules += [Rule("missing_field", name, f"not {_present(name)}") for name in COMMON_FIELDS]
+    rules.append(Rule("bad_type", "event_type", "t_event_type <> 'VARCHAR'"))
+    rules.append(Rule("bad_value", "event_type", f"s_event_type not in {_in(EVENT_TYPES)}"))
     for name in fields:
-        if name in COMMON_FIELDS:
-            continue
-        requiring = [t for t, spec in specs.items() if name in spec.required]
-        if requiring:
-            checks.append(
-                f"case when s_event_type in {_in(requiring)} and not {_present(name)} "
-                f"then {_fail('missing_field', name)} end"
-            )
-    checks.append("case when len(unknown_keys) > 0 then 'unknown_field|' || unknown_keys[1] end")
+        requiring = tuple(t for t, spec in specs.items() if name in spec.required)
+        if name not in COMMON_FIELDS and requiring:
+            breaks = f"s_event_type in {_in(requiring)} and not {_present(name)}"
+            rules.append(Rule("missing_field", name, breaks, requiring))
+    rules.append(Rule("unknown_field", "", None))
     for field in fields.values():
-        if field.name == "event_type":
-            continue
-        checks.append(
-            f"case when {_present(field.name)} and not ({_type_ok(field)}) "
-            f"then {_fail('bad_type', field.name)} end"
-        )
+        if field.name != "event_type":
+            breaks = f"{_present(field.name)} and not ({_type_ok(field)})"
+            rules.append(Rule("bad_type", field.name, breaks, owners[field.name]))
     for field in fields.values():
         value_ok = _value_ok(field)
         if value_ok is not None:
-            checks.append(
-                f"case when {_present(field.name)} and not ({value_ok}) "
-                f"then {_fail('bad_value', field.name)} end"
-            )
-    checks.append(
-        "case when s_event_type = 'turn.latency' and "
-        "try_cast(s_ended_at as timestamptz) < try_cast(s_started_at as timestamptz) "
-        f"then {_fail('bad_value', 'ended_at')} end"
-    )
-    checks.append(
-        "case when try_cast(s_occurred_at as timestamptz) > "
-        f"cast($ingest_time as timestamptz) + {FUTURE_TOLERANCE} "
-        f"then {_fail('future_timestamp', 'occurred_at')} end"
-    )
-    return checks
+            breaks = f"{_present(field.name)} and not ({value_ok})"
+            rules.append(Rule("bad_value", field.name, breaks, owners[field.name]))
+    rules.append(Rule("bad_value", "ended_at", "ts_ended_at < ts_started_at", ("turn.latency",)))
+    future = f"ts_occurred_at > cast($ingest_time as timestamptz) + {FUTURE_TOLERANCE}"
+    rules.append(Rule("future_timestamp", "occurred_at", future))
+    return rules
 
 
-def validation_sql(lines: str) -> str:
-    """SQL over `lines` (a relation with line_number, raw_text); takes parameter $ingest_time.
+def _ladder(rules: list[Rule]) -> str:
+    """The verdict of the first rule a line breaks, NULL when it breaks none."""
+    return "coalesce(\n      " + ",\n      ".join(rule.verdict() for rule in rules) + "\n    )"
 
-    Blank lines are skipped (they carry no event). Each line is parsed in full twice (keys and
-    values); every per-field step after that works on the small extracted values.
+
+def _extract(names: list[str], source: str, keys: str) -> str:
+    """Per named field: t_ (its JSON type), s_ (its text) and, for timestamps, ts_ (the instant).
+
+    `source` has file_index, line_number, raw_text and is_object; `keys` is what the rules see as
+    `keys`. Each line is parsed twice: `json_type` over the fields' paths gives every type at once
+    (json_type's names; a JSON null counts as absent), and `json_transform` to VARCHAR gives every
+    value's text (a string unescaped, anything else as written).
     """
     fields = all_fields()
-    names = ["event_type", *fields]
     paths = _list([f"$.{name}" for name in names])
-    extracted = ",\n      ".join(f"values_[{i}] as j_{name}" for i, name in enumerate(names, 1))
-    typed_json = ",\n      ".join(
-        f"json_type(j_{name}) as t_{name}, json_extract_string(j_{name}, '$') as s_{name}"
-        for name in names
+    structure = _quote(json.dumps({name: "VARCHAR" for name in names}))
+    values = ",\n        ".join(
+        f"nullif(types[{index}], 'NULL') as t_{name}, o.{name} as s_{name}"
+        for index, name in enumerate(names, 1)
     )
-    verdict = "coalesce(\n      " + ",\n      ".join(_checks()) + "\n    )"
-    typed_columns = ",\n    ".join(f"{_typed(field)} as {field.name}" for field in fields.values())
-    hashed = ", ".join(["event_type", *fields])
-    allowed_case = " ".join(
-        f"when {_quote(t)} then {_list(allowed_fields(t))}" for t in EVENT_TYPES
+    instants = "".join(
+        f",\n      try_cast(s_{name} as timestamptz) as ts_{name}"
+        for name in names
+        if name in fields and fields[name].kind == "timestamp"
+    )
+    return f"""(
+    select *{instants}
+    from (
+      select file_index, line_number, raw_text, is_object, keys,
+        {values}
+      from (
+        select file_index, line_number, raw_text, is_object, {keys} as keys,
+          json_type(raw_text, {paths}) as types,
+          json_transform(raw_text, {structure}) as o
+        from {source}
+      )
+    )
+  )"""
+
+
+def _fast_branch(event_type: str, rules: list[Rule]) -> str:
+    """The lines of one event type, typed, with `passes`: true when the line breaks no rule.
+
+    Only the type's own fields are extracted, so every expression works on dense columns. The key
+    count stands in for the unknown-field rule: a line whose keys are exactly the non-null fields
+    its type allows has no unknown, null-valued or repeated key. A line that does not pass is not
+    necessarily invalid (a null or a repeated key is allowed): the ladder decides.
+    """
+    fields = all_fields()
+    names = list(allowed_fields(event_type))
+    present = " + ".join(f"({_present(name)})::int" for name in names)
+    holds = [f"keys = {present}"] + [
+        rule.holds()
+        for rule in rules
+        if rule.breaks is not None and (not rule.event_types or event_type in rule.event_types)
+    ]
+    columns = ",\n    ".join(
+        f"{_typed(fields[name])} as {name}" for name in names if name != "event_type"
+    )
+    source = f"(select * from split where event_type = {_quote(event_type)})"
+    return f"""(
+  select
+    file_index,
+    line_number,
+    {" and ".join(holds)} as passes,
+    s_event_type as event_type,
+    {columns}
+  from {_extract(names, source, "key_count")}
+)"""
+
+
+def _branches(fast: bool) -> dict[str, str]:
+    """The CTE name of each event type's fast branch (none when the ladder does everything)."""
+    return {t: f"fast_{index}" for index, t in enumerate(EVENT_TYPES if fast else (), 1)}
+
+
+def _common_ctes(lines: str, branches: dict[str, str], rules: list[Rule]) -> str:
+    """The CTEs every query here starts with: the lines, their split, the fast branches."""
+    fast_ctes = "".join(
+        f",\n{cte} as materialized {_fast_branch(event_type, rules)}"
+        for event_type, cte in branches.items()
     )
     return f"""
 with source_lines as (
-  select line_number, raw_text
+  select file_index, line_number, raw_text
   from {lines}
   where raw_text is not null and {NOT_BLANK}
 ),
-parsed as (
+split as materialized (
   select
-    line_number,
-    raw_text,
-    -- CASE, not AND: json_type raises on malformed text, and AND evaluates both sides
-    case when json_valid(raw_text) then json_type(raw_text) = 'OBJECT' else false end as is_object
-  from source_lines
-),
-extracted as (
-  select
+    file_index,
     line_number,
     raw_text,
     is_object,
-    case when is_object then json_keys(raw_text) end as keys,
-    case when is_object then json_extract(raw_text, {paths}) end as values_
-  from parsed
-),
-fields as (
+    case when is_object then len(json_keys(raw_text)) end as key_count,
+    case when is_object then json_extract_string(raw_text, '$.event_type') end as event_type
+  from (
+    select
+      file_index,
+      line_number,
+      raw_text,
+      -- valid JSON whose first significant character opens an object; OR evaluates the costly
+      -- right side only for a line that does not start with the brace
+      json_valid(raw_text) and (starts_with(raw_text, '{{')
+        or starts_with(ltrim(raw_text, {JSON_WHITESPACE}), '{{')) as is_object
+    from source_lines
+  )
+){fast_ctes}"""
+
+
+def _proven(branches: dict[str, str]) -> str:
+    return " union all ".join(
+        f"select file_index, line_number from {cte} where passes" for cte in branches.values()
+    )
+
+
+def proven_sql(lines: str) -> str:
+    """The lines of `lines` that their event type's fast branch proved valid (file, line)."""
+    branches = _branches(fast=True)
+    return _common_ctes(lines, branches, _rules()) + "\n" + _proven(branches)
+
+
+def validation_sql(lines: str, *, fast: bool = True) -> str:
+    """SQL over `lines` (file_index, line_number, raw_text); takes parameter $ingest_time.
+
+    One statement validates several files (planning it costs about as much as validating a small
+    file); a line is identified by (file_index, line_number). Blank lines are skipped (they carry
+    no event). The result has no raw text: join `lines` for it. `fast=False` sends every line
+    through the ladder: the same result, slowly (the tests compare the two).
+    """
+    fields = all_fields()
+    names = ["event_type", *fields]
+    rules = _rules()
+    branches = _branches(fast)
+    accepted = "".join(
+        "select file_index, line_number, null::varchar as quarantine_reason, "
+        "null::varchar as quarantine_detail, event_type, "
+        + ", ".join(
+            name if name in allowed_fields(event_type) else f"null::{field.duckdb_type} as {name}"
+            for name, field in fields.items()
+        )
+        + f" from {cte} where passes\n  union all\n  "
+        for event_type, cte in branches.items()
+    )
+    not_proven = (
+        f"anti join ({_proven(branches)}) using (file_index, line_number)" if branches else ""
+    )
+    typed_columns = ",\n    ".join(f"{_typed(field)} as {field.name}" for field in fields.values())
+    # The ladder sees every line no branch proved valid. A line that is not a JSON object has no
+    # types or values (json_type and json_transform would raise on it): NULL text.
+    rejected = f"""(
+      select file_index, line_number, is_object, case when is_object then raw_text end as raw_text
+      from split
+      {not_proven}
+    )"""
+    return (
+        _common_ctes(lines, branches, rules)
+        + f""",
+general as (
   select
-    line_number, raw_text, is_object, keys,
-      {extracted}
-  from extracted
-),
-scalars as (
-  select
-    line_number, raw_text, is_object, keys,
-      {typed_json}
-  from fields
-),
-with_unknown_keys as (
-  select
-    *,
-    -- keys the event type does not have; a null value counts as absent, like a missing key
-    list_filter(
-      list_filter(keys, lambda k: not list_contains(case s_event_type {allowed_case} end, k)),
-      lambda k: json_type(raw_text, '$."' || replace(k, '"', '\\"') || '"') <> 'NULL'
-    ) as unknown_keys
-  from scalars
+    file_index,
+    line_number,
+    {_ladder(rules)} as verdict,
+    s_event_type as event_type,
+    {typed_columns}
+  from {_extract(names, rejected, "json_keys(raw_text)")}
 ),
 judged as (
-  select
-    *,
-    {verdict} as verdict
-  from with_unknown_keys
-),
-typed as (
-  select
+  {accepted}select
+    file_index,
     line_number,
-    raw_text,
     -- not `reason`/`detail`: `reason` is also a contract field (session.degraded)
     split_part(verdict, '|', 1) as quarantine_reason,
     nullif(split_part(verdict, '|', 2), '') as quarantine_detail,
-    s_event_type as event_type,
-    {typed_columns}
-  from judged
+    event_type, {", ".join(fields)}
+  from general
 )
 select
-  *,
-  case when quarantine_reason is null then hash({hashed}) end as payload_hash
-from typed
+  file_index, line_number, quarantine_reason, quarantine_detail, event_type, {", ".join(fields)},
+  case when quarantine_reason is null then hash({", ".join(names)}) end as payload_hash
+from judged
 """
+    )
