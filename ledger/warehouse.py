@@ -54,10 +54,28 @@ def _ddl(table: str, columns: tuple[tuple[str, str], ...] | list[tuple[str, str]
     return f"create table if not exists {table} (\n  {body}\n)"
 
 
+# Columns raw.events gained after warehouses were first created, and how to fill them in.
+_ADDED_EVENT_COLUMNS = {"key_hash": "hash(source, event_id)"}
+
+
 def ensure_raw_schema(con: duckdb.DuckDBPyConnection) -> None:
-    """Create the raw layer if missing: events, quarantine and the manifest of ingested files."""
+    """Create the raw layer if missing: events, quarantine and the manifest of ingested files.
+
+    A warehouse made before a column was added to raw.events gets it, filled in.
+    """
     con.execute("create schema if not exists raw")
     con.execute(_ddl("raw.events", raw_event_columns()))
     con.execute(_ddl("raw.quarantine", QUARANTINE_COLUMNS))
     con.execute(_ddl("raw.ingested_files", INGESTED_FILE_COLUMNS))
     con.execute("create sequence if not exists raw.file_id_seq start 1")
+    present = {
+        name
+        for (name,) in con.execute(
+            "select column_name from duckdb_columns() where database_name = current_database() "
+            "and schema_name = 'raw' and table_name = 'events'"
+        ).fetchall()
+    }
+    for name, kind in raw_event_columns():
+        if name not in present:
+            con.execute(f"alter table raw.events add column {name} {kind}")
+            con.execute(f"update raw.events set {name} = {_ADDED_EVENT_COLUMNS[name]}")

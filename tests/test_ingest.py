@@ -304,3 +304,19 @@ def test_an_unreadable_file_stops_the_run_after_the_files_before_it(
     assert query(settings, "select path from raw.ingested_files") == [
         (str(tmp_path / "in" / "a.jsonl"),)
     ]
+
+
+def test_a_warehouse_from_before_key_hash_is_filled_in_and_still_deduplicates(
+    settings: Settings, tmp_path: Path
+) -> None:
+    ingest(settings, write_jsonl(tmp_path / "first.jsonl", [llm("1"), llm("2", source="gw-2")]))
+    with connect(settings.warehouse_path) as con:  # as the raw layer was before the column
+        con.execute("alter table raw.events drop column key_hash")
+
+    [result] = ingest(settings, write_jsonl(tmp_path / "again.jsonl", [llm("1"), llm("3")]))
+
+    assert (result.accepted, result.duplicates) == (1, 1)
+    assert query(
+        settings,
+        "select event_id, key_hash = hash(source, event_id) from raw.events order by event_id",
+    ) == [("1", True), ("2", True), ("3", True)]

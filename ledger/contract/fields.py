@@ -160,6 +160,7 @@ def allowed_fields(event_type: str) -> tuple[str, ...]:
 # Lineage columns that `raw.events` adds to the contract's fields.
 LINEAGE_COLUMNS: tuple[tuple[str, str], ...] = (
     ("payload_hash", "UBIGINT"),
+    ("key_hash", "UBIGINT"),
     ("file_id", "BIGINT"),
     ("line_number", "BIGINT"),
     ("ingested_at", "TIMESTAMP"),

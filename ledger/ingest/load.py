@@ -87,8 +87,10 @@ def commit_staged(con: duckdb.DuckDBPyConnection, staged: StagedFile) -> FileRes
         # goes in without a join against the whole file.
         con.execute(
             f"""
-            insert into raw.events ({columns}, payload_hash, file_id, line_number, ingested_at)
-            select {staged_columns}, s.payload_hash, $file_id, s.line_number, $now
+            insert into raw.events
+              ({columns}, payload_hash, key_hash, file_id, line_number, ingested_at)
+            select {staged_columns}, s.payload_hash, hash(s.source, s.event_id), $file_id,
+                   s.line_number, $now
             from staged s
             where s.quarantine_reason is null
               and s.line_number not in (select line_number from fates)
@@ -185,10 +187,17 @@ firsts as (
   group by all
   having count(*) > 1
 ),
+-- Kept events whose key hash matches one of the file's keys: only the key_hash column is read for
+-- every kept event, the strings only for these few rows (materialized, so it stays a step of its own).
+hash_matches as materialized (
+  select source, event_id, payload_hash, file_id, line_number
+  from raw.events
+  where key_hash in (select hash(source, event_id) from valid)
+),
 earlier as (
   select e.source, e.event_id, any_value(e.payload_hash) as payload_hash,
          any_value(e.file_id) as file_id, any_value(e.line_number) as line_number
-  from raw.events e
+  from hash_matches e
   semi join valid v on e.source = v.source and e.event_id = v.event_id
   group by all
 ),

@@ -1,8 +1,8 @@
 """Bulk validation of raw JSON lines in DuckDB, generated from the contract's field specs.
 
 `validation_sql(lines)` turns a relation of `(file_index, line_number, raw_text)` into one row per
-line with the typed contract columns, a `payload_hash`, and `quarantine_reason`/`quarantine_detail`
-for the first rule the line breaks (NULL when it is valid). Rules are checked in a fixed order, and
+line with the typed contract columns, a `payload_hash`, the raw text, and
+`quarantine_reason`/`quarantine_detail` for the first rule the line breaks (NULL when it is valid). Rules are checked in a fixed order, and
 `ledger.contract.verdict` applies the same order to pydantic's errors, so both paths name the same
 reason for the same line:
 
@@ -161,7 +161,7 @@ _ALLOWED_BY_TYPE = " ".join(
 UNKNOWN_KEYS = (
     "list_filter("
     f"list_filter(keys, lambda k: not list_contains(case s_event_type {_ALLOWED_BY_TYPE} end, k)), "
-    "lambda k: json_type(raw_text, '$.\"' || replace(k, '\"', '\\\"') || '\"') <> 'NULL')"
+    "lambda k: json_type(json_text, '$.\"' || replace(k, '\"', '\\\"') || '\"') <> 'NULL')"
 )
 
 
@@ -203,7 +203,8 @@ def _ladder(rules: list[Rule]) -> str:
 def _extract(names: list[str], source: str, keys: str) -> str:
     """Per named field: t_ (its JSON type), s_ (its text) and, for timestamps, ts_ (the instant).
 
-    `source` has file_index, line_number, raw_text and is_object; `keys` is what the rules see as
+    `source` has file_index, line_number, raw_text, is_object and json_text (the text the JSON
+    functions read: the line when it is an object, else NULL); `keys` is what the rules see as
     `keys`. Each line is parsed twice: `json_type` over the fields' paths gives every type at once
     (json_type's names; a JSON null counts as absent), and `json_transform` to VARCHAR gives every
     value's text (a string unescaped, anything else as written).
@@ -223,12 +224,12 @@ def _extract(names: list[str], source: str, keys: str) -> str:
     return f"""(
     select *{instants}
     from (
-      select file_index, line_number, raw_text, is_object, keys,
+      select file_index, line_number, raw_text, json_text, is_object, keys,
         {values}
       from (
-        select file_index, line_number, raw_text, is_object, {keys} as keys,
-          json_type(raw_text, {paths}) as types,
-          json_transform(raw_text, {structure}) as o
+        select file_index, line_number, raw_text, json_text, is_object, {keys} as keys,
+          json_type(json_text, {paths}) as types,
+          json_transform(json_text, {structure}) as o
         from {source}
       )
     )
@@ -254,11 +255,12 @@ def _fast_branch(event_type: str, rules: list[Rule]) -> str:
     columns = ",\n    ".join(
         f"{_typed(fields[name])} as {name}" for name in names if name != "event_type"
     )
-    source = f"(select * from split where event_type = {_quote(event_type)})"
+    source = f"(select *, raw_text as json_text from split where event_type = {_quote(event_type)})"
     return f"""(
   select
     file_index,
     line_number,
+    raw_text,
     {" and ".join(holds)} as passes,
     s_event_type as event_type,
     {columns}
@@ -322,7 +324,7 @@ def validation_sql(lines: str, *, fast: bool = True) -> str:
 
     One statement validates several files (planning it costs about as much as validating a small
     file); a line is identified by (file_index, line_number). Blank lines are skipped (they carry
-    no event). The result has no raw text: join `lines` for it. `fast=False` sends every line
+    no event). Each line keeps its raw text (for the quarantine). `fast=False` sends every line
     through the ladder: the same result, slowly (the tests compare the two).
     """
     fields = all_fields()
@@ -336,7 +338,7 @@ def validation_sql(lines: str, *, fast: bool = True) -> str:
             name if name in allowed_fields(event_type) else f"null::{field.duckdb_type} as {name}"
             for name, field in fields.items()
         )
-        + f" from {cte} where passes\n  union all\n  "
+        + f", raw_text from {cte} where passes\n  union all\n  "
         for event_type, cte in branches.items()
     )
     not_proven = (
@@ -346,7 +348,8 @@ def validation_sql(lines: str, *, fast: bool = True) -> str:
     # The ladder sees every line no branch proved valid. A line that is not a JSON object has no
     # types or values (json_type and json_transform would raise on it): NULL text.
     rejected = f"""(
-      select file_index, line_number, is_object, case when is_object then raw_text end as raw_text
+      select file_index, line_number, is_object, raw_text,
+        case when is_object then raw_text end as json_text
       from split
       {not_proven}
     )"""
@@ -359,8 +362,9 @@ general as (
     line_number,
     {_ladder(rules)} as verdict,
     s_event_type as event_type,
-    {typed_columns}
-  from {_extract(names, rejected, "json_keys(raw_text)")}
+    {typed_columns},
+    raw_text
+  from {_extract(names, rejected, "json_keys(json_text)")}
 ),
 judged as (
   {accepted}select
@@ -369,12 +373,13 @@ judged as (
     -- not `reason`/`detail`: `reason` is also a contract field (session.degraded)
     split_part(verdict, '|', 1) as quarantine_reason,
     nullif(split_part(verdict, '|', 2), '') as quarantine_detail,
-    event_type, {", ".join(fields)}
+    event_type, {", ".join(fields)}, raw_text
   from general
 )
 select
   file_index, line_number, quarantine_reason, quarantine_detail, event_type, {", ".join(fields)},
-  case when quarantine_reason is null then hash({", ".join(names)}) end as payload_hash
+  case when quarantine_reason is null then hash({", ".join(names)}) end as payload_hash,
+  raw_text
 from judged
 """
     )
