@@ -320,3 +320,16 @@ def test_a_warehouse_from_before_key_hash_is_filled_in_and_still_deduplicates(
         settings,
         "select event_id, key_hash = hash(source, event_id) from raw.events order by event_id",
     ) == [("1", True), ("2", True), ("3", True)]
+
+
+def test_files_are_validated_in_batches_bounded_by_size_and_count(tmp_path: Path) -> None:
+    from ledger.ingest import batches
+
+    sizes = [40, 40, 40, 200, 10, 10, 10, 10]
+    files = [tmp_path / f"{index}.jsonl" for index in range(len(sizes))]
+    for path, size in zip(files, sizes, strict=True):
+        path.write_bytes(b"x" * size)
+
+    runs = [[int(path.stem) for path in batch] for batch in batches(files, budget=100, most=3)]
+
+    assert runs == [[0, 1], [2], [3], [4, 5, 6], [7]]

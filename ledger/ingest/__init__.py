@@ -20,8 +20,10 @@ __all__ = ["FileResult", "ingest_paths"]
 
 # Files are validated a batch at a time, in one statement: planning the generated validation costs
 # about as much as validating a small file, and a larger input lets DuckDB use every core. The
-# budget bounds the memory a batch holds (its raw text and typed rows) until its files commit.
+# budget bounds the memory a batch holds (its raw text and typed rows) until its files commit; the
+# file cap bounds the statement (each file is one more source in it).
 BATCH_BYTES = 96 * 2**20
+BATCH_FILES = 64
 # While one batch commits (one transaction per file, in path order) the next is validated; this
 # many batches at most are validated and waiting.
 BATCHES_AHEAD = 2
@@ -67,13 +69,15 @@ def ingest_paths(
     return results
 
 
-def batches(files: list[Path], budget: int = BATCH_BYTES) -> Iterator[list[Path]]:
-    """Consecutive runs of files of about `budget` bytes each (a larger file alone)."""
+def batches(
+    files: list[Path], budget: int = BATCH_BYTES, most: int = BATCH_FILES
+) -> Iterator[list[Path]]:
+    """Consecutive runs of at most `most` files and about `budget` bytes (a larger file alone)."""
     batch: list[Path] = []
     size = 0
     for path in files:
         length = path.stat().st_size
-        if batch and size + length > budget:
+        if batch and (size + length > budget or len(batch) == most):
             yield batch
             batch, size = [], 0
         batch.append(path)

@@ -72,7 +72,7 @@ def commit_staged(con: duckdb.DuckDBPyConnection, staged: StagedFile) -> FileRes
     """Deduplicate and insert a validated file in one transaction, with its manifest row."""
     started = time.perf_counter()
     path, sha256 = staged.path, staged.sha256
-    if staged.rows is None or already_ingested(con, sha256):
+    if staged.already_ingested or already_ingested(con, sha256):
         return FileResult(path, "already_ingested", sha256)
     naive_now = staged.ingest_time.astimezone(UTC).replace(tzinfo=None)
 

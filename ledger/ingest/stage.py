@@ -1,7 +1,7 @@
 """Staging: landing files validated in bulk, away from the warehouse, ready to commit file by file.
 
-A `Validator` owns an in-memory DuckDB of its own. It reads a batch of files into its table of
-numbered lines and validates them in one statement (`ledger.ingest.validation`); the result
+A `Validator` owns an in-memory DuckDB of its own. It validates a batch of files in one statement
+(`ledger.ingest.validation`, reading their numbered lines straight from the files); the result
 leaves it as one Arrow table per file: every line's verdict, typed values, payload hash and raw
 text. Validation is the larger share of the work; in a database instance of its own it uses every
 core while the warehouse's single-threaded commits are idle, instead of queueing behind them.
@@ -83,14 +83,14 @@ class Validator:
             rows = pa.table({"file_index": pa.array([], pa.int32())})
         seconds = time.perf_counter() - started
         counts = pc.value_counts(rows["file_index"]).to_pylist() if rows.num_rows else []
-        lines = {count["values"]: count["counts"] for count in counts}
-        total = sum(lines.values()) or 1
+        line_counts = {count["values"]: count["counts"] for count in counts}
+        total = sum(line_counts.values()) or 1
         return [
             StagedFile(
                 path,
                 sha256,
                 ingest_time,
-                seconds * lines.get(index, 0) / total,
+                seconds * line_counts.get(index, 0) / total,
                 None
                 if sha256 in already_ingested
                 else rows.filter(pc.equal(rows["file_index"], index)),
