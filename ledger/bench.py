@@ -5,8 +5,12 @@
 Simulates (once, cached under data/bench/) about 5 million events, then in one run:
 1. a bare `select count(*) from read_json(...)` (or `read_parquet`) over all the files;
 2. `ledger ingest` of the same files into a fresh warehouse;
-3. `ledger build` (reference data, dbt build with tests, publish) on that warehouse.
-It prints the rates and their ratio; the README quotes the figures.
+3. two floors that show where the ingest's time can and cannot go: a typed parse of every contract
+   column of the same files (what any reader must do), and the storage floor: the ingested rows,
+   already typed, committed again one transaction per file into a fresh warehouse, without
+   validation, deduplication or quarantine (what DuckDB needs just to store them as the ingest must);
+4. `ledger build` (reference data, dbt build with tests, publish) on that warehouse.
+It prints the rates and their ratios; the README quotes the figures.
 """
 
 from __future__ import annotations
@@ -56,6 +60,58 @@ def bare_read_seconds(files: list[Path], fmt: str) -> tuple[int, float]:
         return rows, time.perf_counter() - started
 
 
+def typed_parse_seconds(files: list[Path]) -> tuple[int, float]:
+    """Read every contract column of `files` with their types, as any ingest must (JSON only)."""
+    from ledger.contract.fields import LINEAGE_COLUMNS, raw_event_columns
+
+    lineage = {name for name, _ in LINEAGE_COLUMNS}
+    columns = ", ".join(
+        f"'{name}': '{'TIMESTAMPTZ' if kind == 'TIMESTAMP' else kind}'"
+        for name, kind in raw_event_columns()
+        if name not in lineage
+    )
+    listing = "[" + ", ".join(f"'{p}'" for p in files) + "]"
+    with duckdb.connect() as con:
+        started = time.perf_counter()
+        (rows, *_) = con.execute(
+            f"select count(*), count(columns(*)) from read_json({listing}, "
+            f"format = 'newline_delimited', columns = {{{columns}}}, ignore_errors = true)"
+        ).fetchone()
+        return rows, time.perf_counter() - started
+
+
+def storage_floor_seconds(warehouse: Path, floor: Path) -> tuple[int, float]:
+    """Commit the events of `warehouse` again, file by file, into a fresh warehouse at `floor`."""
+    from ledger.warehouse import connect, ensure_raw_schema
+
+    with duckdb.connect(str(warehouse), read_only=True) as source:
+        ids = [
+            i
+            for (i,) in source.execute(
+                "select file_id from raw.events group by all order by 1"
+            ).fetchall()
+        ]
+        files = [
+            source.sql(f"select * from raw.events where file_id = {i}").to_arrow_table()
+            for i in ids
+        ]
+    shutil.rmtree(floor.parent, ignore_errors=True)
+    with connect(floor) as con:
+        ensure_raw_schema(con)
+        con.execute("set checkpoint_threshold = '1GB'")  # as the ingest does
+        started = time.perf_counter()
+        for rows in files:
+            con.register("file_rows", rows)
+            con.execute("begin transaction")
+            con.execute("insert into raw.events by name select * from file_rows")
+            con.execute("commit")
+            con.unregister("file_rows")
+        con.execute("checkpoint")
+        seconds = time.perf_counter() - started
+    shutil.rmtree(floor.parent, ignore_errors=True)
+    return sum(rows.num_rows for rows in files), seconds
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions-per-day", type=int, default=500)
@@ -88,7 +144,8 @@ def main() -> None:
         f"ledger ingest:     {rows:,} rows ({accepted:,} accepted) in {ingest_seconds:.2f}s "
         f"= {rows / ingest_seconds:,.0f} rows/s"
     )
-    ratio = (rows / ingest_seconds) / (bare_rows / bare_seconds)
+    bare_rate = bare_rows / bare_seconds
+    ratio = (rows / ingest_seconds) / bare_rate
     print(f"ingest rate / bare read rate = {ratio:.0%} (goal: >= 40%)")
     figures = {
         "files": len(files),
@@ -99,6 +156,23 @@ def main() -> None:
         "ingest_seconds": round(ingest_seconds, 2),
         "ratio": round(ratio, 3),
     }
+    if args.format == "jsonl":
+        parsed_rows, parse_seconds = typed_parse_seconds(files)
+        print(
+            f"typed parse:       {parsed_rows:,} rows in {parse_seconds:.2f}s "
+            f"= {parsed_rows / parse_seconds:,.0f} rows/s ({parsed_rows / parse_seconds / bare_rate:.0%} of bare)"
+        )
+        figures["typed_parse_seconds"] = round(parse_seconds, 2)
+    stored, floor_seconds = storage_floor_seconds(
+        settings.warehouse_path, BENCH_DIR / "floor" / "warehouse.duckdb"
+    )
+    floor_rate = stored / floor_seconds
+    print(
+        f"storage floor:     {stored:,} rows in {floor_seconds:.2f}s = {floor_rate:,.0f} rows/s "
+        f"({floor_rate / bare_rate:.0%} of bare; the ingest takes {ingest_seconds / floor_seconds:.1f}x it)"
+    )
+    figures["storage_floor_seconds"] = round(floor_seconds, 2)
+    figures["storage_floor_ratio"] = round(floor_rate / bare_rate, 3)
     if not args.skip_build:
         from ledger.build import run_build
 
