@@ -333,3 +333,44 @@ def test_files_are_validated_in_batches_bounded_by_size_and_count(tmp_path: Path
     runs = [[int(path.stem) for path in batch] for batch in batches(files, budget=100, most=3)]
 
     assert runs == [[0, 1], [2], [3], [4, 5, 6], [7]]
+
+
+def test_a_line_that_is_not_utf8_is_quarantined_and_the_rest_of_the_file_goes_in(
+    settings: Settings, tmp_path: Path
+) -> None:
+    spoilt = json.dumps(llm("2", model="XX")).encode().replace(b"XX", b"\xff\xfe")
+    lines = [json.dumps(llm("1")).encode(), spoilt, json.dumps(llm("3")).encode()]
+    path = tmp_path / "in" / "mixed.jsonl"
+    path.parent.mkdir()
+    path.write_bytes(b"\r\n".join(lines) + b"\r\n")
+
+    [result] = ingest(settings, path)
+
+    assert (result.rows, result.accepted, result.quarantined) == (3, 2, 1)
+    [(line_number, reason, raw_text)] = query(
+        settings, "select line_number, reason, raw_text from raw.quarantine"
+    )
+    assert (line_number, reason) == (2, "malformed_json")
+    # the undecodable bytes are kept, spelt out
+    assert raw_text == spoilt.decode("utf-8", errors="backslashreplace")
+    assert '"model": "\\xff\\xfe"' in raw_text
+    assert query(settings, "select event_id, line_number from raw.events order by 1") == [
+        ("1", 1),
+        ("3", 3),
+    ]
+
+
+def test_a_line_longer_than_the_text_readers_limit_is_judged_like_any_other(
+    settings: Settings, tmp_path: Path
+) -> None:
+    huge = llm("2", route="r" * 3_000_000)  # DuckDB's text reader stops at 2 MB a line
+    text = "\n".join(json.dumps(row) for row in [llm("1"), huge]) + "\n"
+    path = tmp_path / "huge.jsonl.gz"
+    path.write_bytes(gzip.compress(text.encode()))
+
+    [result] = ingest(settings, path)
+
+    assert (result.rows, result.accepted, result.quarantined) == (2, 1, 1)
+    assert query(settings, "select line_number, reason, detail from raw.quarantine") == [
+        (2, "bad_value", "route")
+    ]

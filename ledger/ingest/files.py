@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
+import pyarrow.compute as pc
 
 JSONL_SUFFIXES = (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz")
 PARQUET_SUFFIXES = (".parquet",)
@@ -85,3 +88,23 @@ def _parquet_lines(con: duckdb.DuckDBPyConnection, path: Path) -> str:
       select row_number() over () as line_number, cast(json_object({body}) as varchar) as raw_text
       from {source}
     )"""
+
+
+def decoded_lines(path: Path) -> pa.Table:
+    """`(line_number, raw_text)` of a JSON Lines file that is not all valid UTF-8.
+
+    DuckDB's text reader refuses such a file as a whole; here it is decoded in one piece with each
+    undecodable byte written as `\\xNN`, so nothing of the line is lost. A JSON text cannot hold
+    that spelling (a backslash outside a string, or an unknown escape inside one), so such a line
+    is quarantined as malformed_json and every other line of the file reads as it is.
+    """
+    data = path.read_bytes()
+    if path.name.endswith(".gz"):
+        data = gzip.decompress(data)
+    text = data.decode("utf-8", errors="backslashreplace")
+    if text.endswith("\n"):
+        text = text[:-1]
+    lines = pc.replace_substring_regex(pa.array(text.split("\n")), "\r$", "")
+    return pa.table(
+        {"line_number": pa.array(range(1, len(lines) + 1), pa.int64()), "raw_text": lines}
+    )

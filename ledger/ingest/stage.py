@@ -19,7 +19,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ledger.ingest.files import content_sha256, lines_relation
+from ledger.ingest.files import JSONL_SUFFIXES, content_sha256, decoded_lines, lines_relation
 from ledger.ingest.validation import validation_sql
 
 
@@ -55,6 +55,42 @@ class Validator:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def _refused(self, files: list[tuple[int, Path]]) -> set[int]:
+        """The JSON Lines files of `files` that DuckDB's text reader refuses."""
+        refused = set()
+        for index, path in files:
+            if path.name.endswith(JSONL_SUFFIXES):
+                try:
+                    self._con.execute(f"select count(*) from {lines_relation(self._con, path)}")
+                except duckdb.InvalidInputException:
+                    refused.add(index)
+        return refused
+
+    def _validated(
+        self, files: list[tuple[int, Path]], ingest_time: datetime, decode: set[int] = frozenset()
+    ) -> pa.Table:
+        """Every line of `files` validated in one statement (files in `decode` read by Python)."""
+        if not files:
+            return pa.table({"file_index": pa.array([], pa.int32())})
+        con = self._con
+        sources = []
+        for index, path in files:
+            if index in decode:
+                con.register(f"decoded_{index}", decoded_lines(path))
+                source = f"decoded_{index}"
+            else:
+                source = lines_relation(con, path)
+            # The files' numbered lines, read straight into the validation (no copy in between).
+            sources.append(f"select {index} as file_index, line_number, raw_text from {source}")
+        lines = "(" + "\n  union all ".join(sources) + ")"
+        try:
+            return con.sql(
+                validation_sql(lines), params={"ingest_time": ingest_time.isoformat()}
+            ).to_arrow_table()
+        finally:
+            for index in decode:
+                con.unregister(f"decoded_{index}")
+
     def validate(
         self,
         paths: list[Path],
@@ -66,21 +102,22 @@ class Validator:
         `already_ingested` are not read (the commit checks the manifest again)."""
         started = time.perf_counter()
         ingest_time = ingest_time or datetime.now(UTC)
-        con = self._con
         hashes = [content_sha256(path) for path in paths]
-        # The files' numbered lines, read straight into the validation (no copy in between).
-        sources = [
-            f"select {index} as file_index, line_number, raw_text from {lines_relation(con, path)}"
+        todo = [
+            (index, path)
             for index, (path, sha256) in enumerate(zip(paths, hashes, strict=True))
             if sha256 not in already_ingested
         ]
-        if sources:
-            lines = "(" + "\n  union all ".join(sources) + ")"
-            rows = con.sql(
-                validation_sql(lines), params={"ingest_time": ingest_time.isoformat()}
-            ).to_arrow_table()
-        else:
-            rows = pa.table({"file_index": pa.array([], pa.int32())})
+        try:
+            rows = self._validated(todo, ingest_time)
+        except duckdb.InvalidInputException:
+            # DuckDB's text reader refuses a whole file for one line it cannot read (not UTF-8,
+            # or longer than its line limit): such files are read line by line here instead, so
+            # the bad line is quarantined and the rest of the file reads as usual.
+            refused = self._refused(todo)
+            if not refused:
+                raise
+            rows = self._validated(todo, ingest_time, decode=refused)
         seconds = time.perf_counter() - started
         counts = pc.value_counts(rows["file_index"]).to_pylist() if rows.num_rows else []
         line_counts = {count["values"]: count["counts"] for count in counts}
