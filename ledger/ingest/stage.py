@@ -84,8 +84,10 @@ class Validator:
             sources.append(f"select {index} as file_index, line_number, raw_text from {source}")
         lines = "(" + "\n  union all ".join(sources) + ")"
         try:
+            # In file order, so that each file's rows are one slice of the result.
             return con.sql(
-                validation_sql(lines), params={"ingest_time": ingest_time.isoformat()}
+                f"{validation_sql(lines)} order by file_index",
+                params={"ingest_time": ingest_time.isoformat()},
             ).to_arrow_table()
         finally:
             for index in decode:
@@ -122,15 +124,10 @@ class Validator:
         counts = pc.value_counts(rows["file_index"]).to_pylist() if rows.num_rows else []
         line_counts = {count["values"]: count["counts"] for count in counts}
         total = sum(line_counts.values()) or 1
-        return [
-            StagedFile(
-                path,
-                sha256,
-                ingest_time,
-                seconds * line_counts.get(index, 0) / total,
-                None
-                if sha256 in already_ingested
-                else rows.filter(pc.equal(rows["file_index"], index)),
-            )
-            for index, (path, sha256) in enumerate(zip(paths, hashes, strict=True))
-        ]
+        staged, offset = [], 0
+        for index, (path, sha256) in enumerate(zip(paths, hashes, strict=True)):
+            count = line_counts.get(index, 0)
+            file_rows = None if sha256 in already_ingested else rows.slice(offset, count)
+            staged.append(StagedFile(path, sha256, ingest_time, seconds * count / total, file_rows))
+            offset += count
+        return staged
