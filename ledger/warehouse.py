@@ -54,8 +54,11 @@ def _ddl(table: str, columns: tuple[tuple[str, str], ...] | list[tuple[str, str]
     return f"create table if not exists {table} (\n  {body}\n)"
 
 
+# raw.events.key_hash: how an event's deduplication key is hashed (the ingest looks earlier
+# versions of a key up by it).
+KEY_HASH = "hash(source, event_id)"
 # Columns raw.events gained after warehouses were first created, and how to fill them in.
-_ADDED_EVENT_COLUMNS = {"key_hash": "hash(source, event_id)"}
+_ADDED_EVENT_COLUMNS = {"key_hash": KEY_HASH}
 
 
 def ensure_raw_schema(con: duckdb.DuckDBPyConnection) -> None:

@@ -22,6 +22,7 @@ import duckdb
 
 from ledger.contract.fields import LINEAGE_COLUMNS, raw_event_columns
 from ledger.ingest.stage import StagedFile, Validator
+from ledger.warehouse import KEY_HASH
 
 _LINEAGE = {name for name, _ in LINEAGE_COLUMNS}
 CONTRACT_COLUMNS = [name for name, _ in raw_event_columns() if name not in _LINEAGE]
@@ -89,8 +90,7 @@ def commit_staged(con: duckdb.DuckDBPyConnection, staged: StagedFile) -> FileRes
             f"""
             insert into raw.events
               ({columns}, payload_hash, key_hash, file_id, line_number, ingested_at)
-            select {staged_columns}, s.payload_hash, hash(s.source, s.event_id), $file_id,
-                   s.line_number, $now
+            select {staged_columns}, s.payload_hash, {KEY_HASH}, $file_id, s.line_number, $now
             from staged s
             where s.quarantine_reason is null
               and s.line_number not in (select line_number from fates)
@@ -173,7 +173,7 @@ def commit_staged(con: duckdb.DuckDBPyConnection, staged: StagedFile) -> FileRes
 # Fate of each valid staged line that is not simply accepted: an earlier ingest wins over this file;
 # within the file the first line wins. Same payload hash -> duplicate; different -> id_conflict (the
 # first version stays). Only keys seen before or repeated in the file can have such a fate.
-_FATES_SQL = """
+_FATES_SQL = f"""
 create or replace temp table fates as
 with valid as (
   select line_number, source, event_id, payload_hash
@@ -192,7 +192,7 @@ firsts as (
 hash_matches as materialized (
   select source, event_id, payload_hash, file_id, line_number
   from raw.events
-  where key_hash in (select hash(source, event_id) from valid)
+  where key_hash in (select {KEY_HASH} from valid)
 ),
 earlier as (
   select e.source, e.event_id, any_value(e.payload_hash) as payload_hash,

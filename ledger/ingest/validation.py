@@ -1,10 +1,10 @@
 """Bulk validation of raw JSON lines in DuckDB, generated from the contract's field specs.
 
 `validation_sql(lines)` turns a relation of `(file_index, line_number, raw_text)` into one row per
-line with the typed contract columns, a `payload_hash`, the raw text, and
-`quarantine_reason`/`quarantine_detail` for the first rule the line breaks (NULL when it is valid). Rules are checked in a fixed order, and
-`ledger.contract.verdict` applies the same order to pydantic's errors, so both paths name the same
-reason for the same line:
+line with the typed contract columns, a `payload_hash`, the raw text, and `quarantine_reason` /
+`quarantine_detail` for the first rule the line breaks (NULL when it is valid). Rules are checked
+in a fixed order, and `ledger.contract.verdict` applies the same order to pydantic's errors, so
+both paths name the same reason for the same line:
 
 1. `malformed_json`: not JSON, or not a JSON object;
 2. `missing_field`: a common field is absent (null counts as absent);
@@ -200,14 +200,13 @@ def _ladder(rules: list[Rule]) -> str:
     return "coalesce(\n      " + ",\n      ".join(rule.verdict() for rule in rules) + "\n    )"
 
 
-def _extract(names: list[str], source: str, keys: str) -> str:
-    """Per named field: t_ (its JSON type), s_ (its text) and, for timestamps, ts_ (the instant).
+def _extract(names: list[str], source: str) -> str:
+    """`source` with, per named field, t_ (its JSON type), s_ (its text) and, for timestamps, ts_.
 
-    `source` has file_index, line_number, raw_text, is_object and json_text (the text the JSON
-    functions read: the line when it is an object, else NULL); `keys` is what the rules see as
-    `keys`. Each line is parsed twice: `json_type` over the fields' paths gives every type at once
-    (json_type's names; a JSON null counts as absent), and `json_transform` to VARCHAR gives every
-    value's text (a string unescaped, anything else as written).
+    `source` has a column json_text: the text the JSON functions read (the line when it is an
+    object, else NULL). Each line is parsed twice: `json_type` over the fields' paths gives every
+    type at once (json_type's names; a JSON null counts as absent), and `json_transform` to VARCHAR
+    gives every value's text (a string unescaped, anything else as written).
     """
     fields = all_fields()
     paths = _list([f"$.{name}" for name in names])
@@ -224,10 +223,10 @@ def _extract(names: list[str], source: str, keys: str) -> str:
     return f"""(
     select *{instants}
     from (
-      select file_index, line_number, raw_text, json_text, is_object, keys,
+      select * exclude (types, o),
         {values}
       from (
-        select file_index, line_number, raw_text, json_text, is_object, {keys} as keys,
+        select *,
           json_type(json_text, {paths}) as types,
           json_transform(json_text, {structure}) as o
         from {source}
@@ -247,7 +246,7 @@ def _fast_branch(event_type: str, rules: list[Rule]) -> str:
     fields = all_fields()
     names = list(allowed_fields(event_type))
     present = " + ".join(f"({_present(name)})::int" for name in names)
-    holds = [f"keys = {present}"] + [
+    holds = [f"key_count = {present}"] + [
         rule.holds()
         for rule in rules
         if rule.breaks is not None and (not rule.event_types or event_type in rule.event_types)
@@ -264,7 +263,7 @@ def _fast_branch(event_type: str, rules: list[Rule]) -> str:
     {" and ".join(holds)} as passes,
     s_event_type as event_type,
     {columns}
-  from {_extract(names, source, "key_count")}
+  from {_extract(names, source)}
 )"""
 
 
@@ -349,7 +348,8 @@ def validation_sql(lines: str, *, fast: bool = True) -> str:
     # types or values (json_type and json_transform would raise on it): NULL text.
     rejected = f"""(
       select file_index, line_number, is_object, raw_text,
-        case when is_object then raw_text end as json_text
+        case when is_object then raw_text end as json_text,
+        case when is_object then json_keys(raw_text) end as keys
       from split
       {not_proven}
     )"""
@@ -364,7 +364,7 @@ general as (
     s_event_type as event_type,
     {typed_columns},
     raw_text
-  from {_extract(names, rejected, "json_keys(json_text)")}
+  from {_extract(names, rejected)}
 ),
 judged as (
   {accepted}select
