@@ -114,8 +114,8 @@ class Validator:
             rows = self._validated(todo, ingest_time)
         except duckdb.InvalidInputException:
             # DuckDB's text reader refuses a whole file for one line it cannot read (not UTF-8,
-            # or longer than its line limit): such files are read line by line here instead, so
-            # the bad line is quarantined and the rest of the file reads as usual.
+            # or longer than its line limit): such files are decoded in Python instead
+            # (`decoded_lines`), so the bad line is quarantined and the rest reads as usual.
             refused = self._refused(todo)
             if not refused:
                 raise
@@ -124,10 +124,11 @@ class Validator:
         counts = pc.value_counts(rows["file_index"]).to_pylist() if rows.num_rows else []
         line_counts = {count["values"]: count["counts"] for count in counts}
         total = sum(line_counts.values()) or 1
+        read = {index for index, _ in todo}
         staged, offset = [], 0
         for index, (path, sha256) in enumerate(zip(paths, hashes, strict=True)):
             count = line_counts.get(index, 0)
-            file_rows = None if sha256 in already_ingested else rows.slice(offset, count)
+            file_rows = rows.slice(offset, count) if index in read else None
             staged.append(StagedFile(path, sha256, ingest_time, seconds * count / total, file_rows))
             offset += count
         return staged
