@@ -57,7 +57,8 @@ def _ddl(table: str, columns: tuple[tuple[str, str], ...] | list[tuple[str, str]
 # raw.events.key_hash: how an event's deduplication key is hashed (the ingest looks earlier
 # versions of a key up by it).
 KEY_HASH = "hash(source, event_id)"
-# Columns raw.events gained after warehouses were first created, and how to fill them in.
+# Columns raw.events gained after warehouses were first created, and how to fill them in (a
+# field of a newer contract version is NULL on every older event).
 _ADDED_EVENT_COLUMNS = {"key_hash": KEY_HASH}
 
 
@@ -81,4 +82,5 @@ def ensure_raw_schema(con: duckdb.DuckDBPyConnection) -> None:
     for name, kind in raw_event_columns():
         if name not in present:
             con.execute(f"alter table raw.events add column {name} {kind}")
-            con.execute(f"update raw.events set {name} = {_ADDED_EVENT_COLUMNS[name]}")
+            if name in _ADDED_EVENT_COLUMNS:
+                con.execute(f"update raw.events set {name} = {_ADDED_EVENT_COLUMNS[name]}")

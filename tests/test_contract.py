@@ -73,6 +73,21 @@ VALID = {
         "ended_at": "2026-11-01T10:00:00.310+08:00",
     },
     "session.degraded": {"kind": "tts_filler", "reason": "tts_timeout"},
+    "cost.reported": {
+        "provider": "retell",
+        "component": "llm",
+        "amount": "0.0125",
+        "currency": "USD",
+        "model": "gpt-4o-mini",
+        "item": "llm_tokens",
+    },
+    "turn.shadow": {
+        "turn_index": 3,
+        "candidate": "eou-v2",
+        "kind": "endpointing",
+        "endpointing_ms": 182.5,
+        "would_interrupt": False,
+    },
 }
 
 
@@ -115,6 +130,25 @@ CASES: list[tuple[str, tuple[str, str | None] | None]] = [
     (line("llm.usage", route=""), ("bad_value", "route")),
     (line("llm.usage", tenant_id="x" * 129), ("bad_value", "tenant_id")),
     (line("llm.usage", tenant_id="x" * 128), None),
+    # No free text (SPEC 3): identifiers are printable ASCII without spaces, short codes narrower.
+    (line("llm.usage", tenant_id="acme telecom"), ("bad_value", "tenant_id")),
+    (line("llm.usage", session_id="s-\u00e9"), ("bad_value", "session_id")),
+    (line("llm.usage", model="gpt-4o/mini:2024-08"), None),
+    (line("llm.usage", route="x" * 65), ("bad_value", "route")),
+    (line("llm.usage", route="small model"), ("bad_value", "route")),
+    (line("session.degraded", reason="4111 1111 1111 1111"), ("bad_value", "reason")),
+    (line("session.degraded", reason="tts.timeout:504"), None),
+    (line("session.started", agent_id="agent one"), ("bad_value", "agent_id")),
+    (line("session.started", language="zh-CN"), None),
+    # One column, two rules: `kind` is a degradation kind or a shadow kind by event type.
+    (line("session.degraded", kind="endpointing"), ("bad_value", "kind")),
+    (line("turn.shadow", kind="tts_filler"), ("bad_value", "kind")),
+    (line("turn.shadow", kind="vad", is_false_interruption=True, would_interrupt=True), None),
+    (line("turn.shadow", would_interrupt="no"), ("bad_type", "would_interrupt")),
+    (line("cost.reported", currency="usd"), ("bad_value", "currency")),
+    (line("cost.reported", component="telephony"), ("bad_value", "component")),
+    (line("cost.reported", amount="-0.5"), ("bad_value", "amount")),
+    (line("cost.reported", model=...), None),
     (line("tts.usage", cache_hit="yes"), ("bad_type", "cache_hit")),
     (line("tts.usage", audio_seconds="four"), ("bad_type", "audio_seconds")),
     (line("tts.usage", audio_seconds="1e3"), ("bad_type", "audio_seconds")),
@@ -152,9 +186,9 @@ CASES: list[tuple[str, tuple[str, str | None] | None]] = [
     ("  \t" + line("session.ended"), None),
     (line("llm.usage", model='deep"seek\\chat'), None),
     (line("llm.usage").replace(', "model": "deepseek-chat"', ', "model": "x", "model": "x"'), None),
-    # lengths count characters, not bytes
-    (line("llm.usage", tenant_id="é" * 128), None),
-    (line("llm.usage", tenant_id="é" * 129), ("bad_value", "tenant_id")),
+    # identifiers are ASCII (SPEC 3): a non-ASCII letter is refused whatever the length
+    (line("llm.usage", tenant_id="é"), ("bad_value", "tenant_id")),
+    (line("llm.usage", route="x" * 64), None),
     (json.dumps(event("session.started"), separators=(",", ":")), None),
     (line("llm.usage", turn_index=2**62), None),
     (line("llm.usage", turn_index=2**62 + 1), ("bad_value", "turn_index")),

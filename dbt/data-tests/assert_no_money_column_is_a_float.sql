@@ -22,6 +22,10 @@ columns as (
         numeric_scale,
     from information_schema.columns
     where table_catalog = current_database()
+        -- the contract's own inputs (cost.reported `amount`, 6 places by the contract) are
+        -- widened to decimal(38, 12) by the first model that treats them as money
+        and not (table_schema = 'raw' and table_name = 'events')
+        and not (table_schema = 'staging' and table_name = 'stg_metering__events')
 ),
 
 money_columns as (

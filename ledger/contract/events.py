@@ -1,4 +1,4 @@
-"""Metering contract v1: the single source of truth for what an event is (SPEC section 3).
+"""Metering contract v1.1: the single source of truth for what an event is (SPEC section 3).
 
 Everything else is derived from these models: the JSON Schema (`ledger schema`), the bulk
 validation SQL of the ingest (`ledger.contract.fields`), the warehouse columns of `raw.events`, and
@@ -25,7 +25,8 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-CONTRACT_VERSION = "v1"
+# v1.1 adds `cost.reported` and `turn.shadow` (SPEC 9 and 11); every v1 event is still valid.
+CONTRACT_VERSION = "v1.1"
 
 # The textual forms the contract accepts. The bulk ingest applies the same patterns in SQL.
 # RFC 3339 lets a specification require upper-case "T" and "Z" (section 5.6); this one does.
@@ -56,8 +57,27 @@ def _decimal_text(value: object) -> object:
 # JSON numbers or plain numeric strings, >= 0, with at most 6 decimal places (microsecond resolution
 # for audio seconds; more would be silently rounded by any warehouse, so it is refused instead).
 # Timestamps are RFC 3339 strings with an offset (Z or +08:00): a naive time is ambiguous.
-Identifier = Annotated[str, Field(min_length=1, max_length=128)]
-Label = Annotated[str, Field(min_length=1, max_length=128)]
+# Free text has no place in the contract (SPEC 3): identifiers are printable ASCII without spaces,
+# short codes a narrow alphabet. A card number or a sentence in `reason` is `bad_value`. Patterns are
+# written unanchored (DuckDB's regexp_full_match anchors them) and anchored for pydantic.
+IDENTIFIER_PATTERN = r"[!-~]{1,128}"
+SHORT_CODE_PATTERN = r"[A-Za-z0-9_.:-]{1,64}"
+CURRENCY_PATTERN = r"[A-Z]{3}"
+
+
+def _anchored(pattern: str) -> str:
+    return f"^{pattern}$"
+
+
+Identifier = Annotated[
+    str, Field(min_length=1, max_length=128, pattern=_anchored(IDENTIFIER_PATTERN))
+]
+ShortCode = Annotated[
+    str, Field(min_length=1, max_length=64, pattern=_anchored(SHORT_CODE_PATTERN))
+]
+CurrencyCode = Annotated[
+    str, Field(min_length=3, max_length=3, pattern=_anchored(CURRENCY_PATTERN))
+]
 Count = Annotated[StrictInt, Field(ge=0, le=2**62)]
 Quantity = Annotated[
     Decimal, BeforeValidator(_decimal_text), Field(ge=0, max_digits=18, decimal_places=6)
@@ -74,6 +94,8 @@ Segment = Literal["endpointing", "stt_final", "llm_ttft", "tts_first_frame", "ne
 DegradationKind = Literal[
     "realtime_to_cascade", "asr_to_dtmf", "tts_filler", "vision_clamp", "provider_failover"
 ]
+Component = Literal["asr", "llm", "tts", "realtime", "vision", "infra"]
+ShadowKind = Literal["endpointing", "vad", "codec"]
 
 SEGMENTS: tuple[str, ...] = Segment.__args__  # type: ignore[attr-defined]
 
@@ -85,8 +107,8 @@ class _EventBase(BaseModel):
     event_id: Identifier
     source: Identifier
     occurred_at: Timestamp
-    tenant_id: Label
-    session_id: Label
+    tenant_id: Identifier
+    session_id: Identifier
 
 
 class SessionStarted(_EventBase):
@@ -94,9 +116,9 @@ class SessionStarted(_EventBase):
     scenario: Scenario
     channel: Channel
     pipeline: Pipeline
-    agent_id: Label | None = None
-    language: Label | None = None
-    region: Label | None = None
+    agent_id: Identifier | None = None
+    language: ShortCode | None = None
+    region: ShortCode | None = None
 
 
 class SessionEnded(_EventBase):
@@ -106,28 +128,28 @@ class SessionEnded(_EventBase):
 
 class AsrUsage(_EventBase):
     event_type: Literal["asr.usage"]
-    provider: Label
-    model: Label
+    provider: Identifier
+    model: Identifier
     audio_seconds: Quantity
     turn_index: Count | None = None
 
 
 class LlmUsage(_EventBase):
     event_type: Literal["llm.usage"]
-    provider: Label
-    model: Label
+    provider: Identifier
+    model: Identifier
     turn_index: Count
     input_tokens: Count
     cached_input_tokens: Count
     output_tokens: Count
     phase: Phase | None = None
-    route: Label | None = None
+    route: ShortCode | None = None
 
 
 class TtsUsage(_EventBase):
     event_type: Literal["tts.usage"]
-    provider: Label
-    model: Label
+    provider: Identifier
+    model: Identifier
     turn_index: Count | None = None
     characters: Count
     audio_seconds: Quantity
@@ -136,8 +158,8 @@ class TtsUsage(_EventBase):
 
 class RealtimeUsage(_EventBase):
     event_type: Literal["realtime.usage"]
-    provider: Label
-    model: Label
+    provider: Identifier
+    model: Identifier
     turn_index: Count | None = None
     input_audio_tokens: Count
     cached_input_audio_tokens: Count
@@ -149,8 +171,8 @@ class RealtimeUsage(_EventBase):
 
 class VisionUsage(_EventBase):
     event_type: Literal["vision.usage"]
-    provider: Label
-    model: Label
+    provider: Identifier
+    model: Identifier
     turn_index: Count | None = None
     images: Count
     image_tokens: Count
@@ -159,8 +181,8 @@ class VisionUsage(_EventBase):
 
 class InfraUsage(_EventBase):
     event_type: Literal["infra.usage"]
-    provider: Label
-    resource: Label
+    provider: Identifier
+    resource: Identifier
     quantity: Quantity
     unit: InfraUnit
 
@@ -191,7 +213,32 @@ class SessionDegraded(_EventBase):
     event_type: Literal["session.degraded"]
     kind: DegradationKind
     turn_index: Count | None = None
-    reason: Label | None = None
+    reason: ShortCode | None = None
+
+
+class CostReported(_EventBase):
+    """What a provider or platform says a session cost (SPEC 9): Vapi, Retell, a usage export."""
+
+    event_type: Literal["cost.reported"]
+    provider: Identifier
+    component: Component
+    amount: Quantity
+    currency: CurrencyCode
+    model: Identifier | None = None
+    turn_index: Count | None = None
+    item: ShortCode | None = None
+
+
+class TurnShadow(_EventBase):
+    """What a candidate (endpointing model, VAD, codec) running in shadow would have decided (SPEC 11)."""
+
+    event_type: Literal["turn.shadow"]
+    turn_index: Count
+    candidate: Identifier
+    kind: ShadowKind
+    endpointing_ms: Quantity
+    would_interrupt: StrictBool
+    is_false_interruption: StrictBool | None = None
 
 
 EVENT_MODELS: tuple[type[_EventBase], ...] = (
@@ -206,6 +253,8 @@ EVENT_MODELS: tuple[type[_EventBase], ...] = (
     TurnInterrupted,
     TurnLatency,
     SessionDegraded,
+    CostReported,
+    TurnShadow,
 )
 
 EVENT_TYPES: tuple[str, ...] = tuple(
@@ -225,7 +274,9 @@ Event = Annotated[
     | InfraUsage
     | TurnInterrupted
     | TurnLatency
-    | SessionDegraded,
+    | SessionDegraded
+    | CostReported
+    | TurnShadow,
     Field(discriminator="event_type"),
 ]
 EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)

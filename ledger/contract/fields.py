@@ -54,6 +54,7 @@ class FieldSpec:
     minimum: int | None = None
     maximum: int | None = None
     choices: tuple[str, ...] = ()
+    pattern: str | None = None  # unanchored; the whole value must match
 
     @property
     def duckdb_type(self) -> str:
@@ -82,7 +83,12 @@ def _spec_from_field(name: str, annotation: object, metadata: list[object]) -> F
         base, *extra = typing.get_args(annotation)
         return _spec_from_field(name, base, [*extra, *metadata])
     limits: dict[str, int] = {}
+    pattern: str | None = None
     for item in metadata:
+        # Field(pattern=...) keeps the anchored pattern in pydantic's general metadata.
+        found = getattr(item, "pattern", None)
+        if isinstance(found, str):
+            pattern = found.removeprefix("^").removesuffix("$")
         for attr, key in (
             ("min_length", "min_length"),
             ("max_length", "max_length"),
@@ -94,6 +100,9 @@ def _spec_from_field(name: str, annotation: object, metadata: list[object]) -> F
                 limits[key] = value
         # FieldInfo-style metadata nests annotated_types constraints in .metadata
         for nested in getattr(item, "metadata", []) or []:
+            found = getattr(nested, "pattern", None)
+            if isinstance(found, str):
+                pattern = found.removeprefix("^").removesuffix("$")
             if isinstance(nested, annotated_types.MinLen):
                 limits["min_length"] = nested.min_length
             elif isinstance(nested, annotated_types.MaxLen):
@@ -111,7 +120,7 @@ def _spec_from_field(name: str, annotation: object, metadata: list[object]) -> F
     if annotation is Decimal:
         return FieldSpec(name, "decimal", minimum=limits.get("minimum"))
     if annotation is str:
-        return FieldSpec(name, "string", **limits)
+        return FieldSpec(name, "string", **limits, pattern=pattern)
     if annotation is AwareDatetime:
         return FieldSpec(name, "timestamp")
     raise TypeError(f"contract field {name!r} has a type the ingest cannot map: {annotation!r}")
@@ -151,6 +160,20 @@ def all_fields() -> dict[str, FieldSpec]:
                 raise TypeError(f"field {field.name!r} has two storage types across event types")
             seen.setdefault(field.name, field)
     return seen
+
+
+def field_variants(name: str) -> list[tuple[FieldSpec, tuple[str, ...]]]:
+    """The distinct specs one field name has across event types, each with the types using it.
+
+    Most fields mean the same everywhere; `kind` is a degradation kind on `session.degraded` and a
+    shadow kind on `turn.shadow`: one storage column, two value rules.
+    """
+    variants: dict[FieldSpec, list[str]] = {}
+    for event_type, spec in event_type_specs().items():
+        for field in spec.fields:
+            if field.name == name:
+                variants.setdefault(field, []).append(event_type)
+    return [(field, tuple(types)) for field, types in variants.items()]
 
 
 def allowed_fields(event_type: str) -> tuple[str, ...]:

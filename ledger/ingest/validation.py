@@ -40,6 +40,7 @@ from ledger.contract.fields import (
     all_fields,
     allowed_fields,
     event_type_specs,
+    field_variants,
 )
 
 FUTURE_TOLERANCE = "interval 5 minute"
@@ -93,7 +94,10 @@ def _type_ok(field: FieldSpec) -> str:
 def _value_ok(field: FieldSpec) -> str | None:
     name = field.name
     if field.kind == "string":
-        return f"length(s_{name}) between {field.min_length or 0} and {field.max_length or 2**31}"
+        length = f"length(s_{name}) between {field.min_length or 0} and {field.max_length or 2**31}"
+        if field.pattern is None:
+            return length
+        return f"{length} and regexp_full_match(s_{name}, {_quote(field.pattern)})"
     if field.kind == "enum":
         return f"s_{name} in {_in(field.choices)}"
     if field.kind == "integer":
@@ -184,11 +188,16 @@ def _rules() -> list[Rule]:
         if field.name != "event_type":
             breaks = f"{_present(field.name)} and not ({_type_ok(field)})"
             rules.append(Rule("bad_type", field.name, breaks, owners[field.name]))
-    for field in fields.values():
-        value_ok = _value_ok(field)
-        if value_ok is not None:
-            breaks = f"{_present(field.name)} and not ({value_ok})"
-            rules.append(Rule("bad_value", field.name, breaks, owners[field.name]))
+    for name in fields:
+        variants = field_variants(name)
+        for field, types in variants:
+            value_ok = _value_ok(field)
+            if value_ok is None:
+                continue
+            breaks = f"{_present(name)} and not ({value_ok})"
+            if len(variants) > 1:  # the same column, a different rule per event type
+                breaks = f"s_event_type in {_in(types)} and {breaks}"
+            rules.append(Rule("bad_value", name, breaks, types))
     rules.append(Rule("bad_value", "ended_at", "ts_ended_at < ts_started_at", ("turn.latency",)))
     future = f"ts_occurred_at > cast($ingest_time as timestamptz) + {FUTURE_TOLERANCE}"
     rules.append(Rule("future_timestamp", "occurred_at", future))
