@@ -81,7 +81,11 @@ class Credentials:
         if not token:
             return None
         # Looked up by digest, so the map holds no token and the lookup time does not depend on it.
-        return self.tokens.get(hashlib.sha256(token.encode()).hexdigest())
+        return self.tokens.get(token_digest(token))
+
+
+def token_digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
 
 
 def bearer_token(header: str | None) -> str | None:
@@ -162,7 +166,7 @@ def load_credentials(path: Path, environ: dict[str, str] | None = None) -> Crede
         name = _identifier(source, where)
         if not isinstance(entry, dict):
             raise CredentialsError(f"{where}: expected a mapping with token or token_env")
-        digest = hashlib.sha256(_secret(entry, "token", where, env).reveal().encode()).hexdigest()
+        digest = token_digest(_secret(entry, "token", where, env).reveal())
         if digest in tokens:
             raise CredentialsError(f"{where}: the same token as sources.{tokens[digest]}")
         tokens[digest] = name
