@@ -326,3 +326,68 @@ def retell_webhook(call_id: str, tenant_id: str, event: str = "call_ended") -> d
             },
         },
     }
+
+
+def cost_rule_events(session_id: str, tenant_id: str) -> list[dict]:
+    """A session exercising SPEC 9's rule per component x provider (all amounts in CNY):
+    llm: priced usage and a reported cost -> the usage (0.0016); asr: priced aliyun usage plus an
+    unpriced provider with a reported 0.02 -> mixed (0.0144 + 0.02); tts: unpriced usage, nothing
+    reported -> unpriced (0, has_unpriced_usage)."""
+    base = {"source": "rules", "tenant_id": tenant_id, "session_id": session_id}
+    rows = [
+        (
+            "session.started",
+            "02:00:00",
+            {"scenario": "other", "channel": "sip", "pipeline": "cascade"},
+        ),
+        (
+            "llm.usage",
+            "02:00:10",
+            {
+                "provider": "deepseek",
+                "model": "deepseek-chat",
+                "turn_index": 0,
+                "input_tokens": 1000,
+                "cached_input_tokens": 0,
+                "output_tokens": 0,
+            },
+        ),
+        (
+            "cost.reported",
+            "02:00:11",
+            {"provider": "deepseek", "component": "llm", "amount": "0.5", "currency": "CNY"},
+        ),
+        (
+            "asr.usage",
+            "02:00:12",
+            {"provider": "aliyun", "model": "paraformer-realtime-v2", "audio_seconds": "60"},
+        ),
+        ("asr.usage", "02:00:13", {"provider": "acme-asr", "model": "y", "audio_seconds": "30"}),
+        (
+            "cost.reported",
+            "02:00:14",
+            {
+                "provider": "acme-asr",
+                "component": "asr",
+                "amount": "0.02",
+                "currency": "CNY",
+                "item": "asr.minutes",
+            },
+        ),
+        (
+            "tts.usage",
+            "02:00:15",
+            {"provider": "acme-tts", "model": "x", "characters": 100, "audio_seconds": "2"},
+        ),
+        ("session.ended", "02:01:00", {"end_reason": "user_hangup"}),
+    ]
+    return [
+        {
+            "event_id": f"{session_id}-{n}",
+            "event_type": kind,
+            "occurred_at": f"2026-11-20T{at}Z",
+            **base,
+            **fields,
+        }
+        for n, (kind, at, fields) in enumerate(rows)
+    ]

@@ -20,6 +20,7 @@ import duckdb
 import pytest
 from collect_stacks import (
     CALL_START,
+    cost_rule_events,
     retell_webhook,
     run_livekit_session,
     run_pipecat_pipeline,
@@ -87,6 +88,7 @@ def collect_run(tmp_path_factory: pytest.TempPathFactory) -> CollectRun:
     for stack, converted in (
         ("vapi", events_from_report(vapi_report("vapi-call-1", "acme-telecom"), VAPI)),
         ("retell", events_from_webhook(retell_webhook("retell-call-1", "bright-bank"), RETELL)),
+        ("rules", cost_rule_events("rules-1", "acme-telecom")),
     ):
         sink = FileSink(landing / stack, prefix=stack)
         for event in converted:
@@ -174,6 +176,13 @@ def test_livekit_session_prices_to_the_fakes_usage(collect_run):
     assert row["tts_cost"] == 2 * COSYVOICE_REPLY == Decimal("0.0048")
     assert row["asr_cost"] == line(2, "0.0144", 60) == Decimal("0.00048")
     assert row["total_cost"] == Decimal("0.00752")
+    assert [row[f"{c}_cost_source"] for c in ("asr", "llm", "tts", "realtime", "infra")] == [
+        "usage",
+        "usage",
+        "usage",
+        None,
+        None,
+    ]
     assert (row["turn_count"], row["false_interruption_count"]) == (2, 1)
     assert row["has_unpriced_usage"] is False
     assert row["end_reason"] == "agent_hangup"
@@ -264,6 +273,21 @@ def test_vapi_report_prices_its_usage_at_the_rate_card(collect_run):
     assert row["tts_cost"] == line(1200, "0.05", 1000, fx) == Decimal("0.4335")
     assert row["duration_seconds"] == 150
     assert row["revenue"] == Decimal("1.80")  # acme-telecom: 3 started minutes x 0.60
+    assert (row["asr_cost_source"], row["llm_cost_source"], row["tts_cost_source"]) == (
+        "usage",
+        "usage",
+        "usage",
+    )
+
+
+def test_vapi_transport_and_platform_fee_are_priced_from_the_reported_costs(collect_run):
+    # twilio has no rate: its usage is unpriced, so the reported 0.0215 USD stands in (SPEC 9);
+    # Vapi's own 0.125 USD has no usage at all: a platform fee, cost of infra.
+    row = _session(collect_run, "vapi-call-1")
+    fx = USD_2026_11_20
+    assert row["infra_cost"] == Decimal("0.0215") * fx + Decimal("0.125") * fx
+    assert row["infra_cost"] == Decimal("1.0584625")
+    assert (row["infra_cost_source"], row["has_unpriced_usage"]) == ("reported", False)
 
 
 def test_retell_costs_in_cents_become_reported_costs_in_units():
@@ -293,13 +317,61 @@ def test_retell_call_analyzed_repeats_call_ended_under_the_same_event_ids():
     assert events_from_webhook(retell_webhook("c-1", "t", "call_started"), RETELL) == []
 
 
-def test_retell_session_is_recorded_with_its_duration(collect_run):
+def test_retell_session_is_priced_from_its_reported_costs(collect_run):
     row = _session(collect_run, "retell-call-1")
     assert (row["tenant_id"], row["duration_seconds"], row["end_reason"]) == (
         "bright-bank",
         90,
         "agent_hangup",
     )
+    fx = USD_2026_11_20
+    assert row["tts_cost"] == Decimal("0.105") * fx == Decimal("0.758625")
+    assert row["llm_cost"] == Decimal("0.0075") * fx
+    assert row["infra_cost"] == Decimal("0.015") * fx
+    assert row["total_cost"] == Decimal("0.1275") * fx
+    assert [row[f"{c}_cost_source"] for c in ("asr", "llm", "tts", "infra")] == [
+        None,
+        "reported",
+        "reported",
+        "reported",
+    ]
+
+
+def test_cost_source_rule_per_component_and_provider(collect_run):
+    row = _session(collect_run, "rules-1")
+    assert (row["llm_cost"], row["llm_cost_source"]) == (line(1000, "1.60", 10**6), "usage")
+    assert (row["asr_cost"], row["asr_cost_source"]) == (
+        line(60, "0.0144", 60) + Decimal("0.02"),
+        "mixed",
+    )
+    assert (row["tts_cost"], row["tts_cost_source"]) == (0, "unpriced")
+    assert (row["unpriced_usage_event_count"], row["has_unpriced_usage"]) == (1, True)
+    assert row["total_cost"] == Decimal("0.0016") + Decimal("0.0344")
+
+
+def test_reported_costs_staging_keeps_every_column_issue_15_reads(collect_run):
+    with duckdb.connect(str(collect_run.settings.warehouse_path), read_only=True) as con:
+        cursor = con.execute(
+            "select * from staging.stg_metering__reported_costs where session_id = 'rules-1'"
+        )
+        columns = [(d[0], str(d[1])) for d in cursor.description]
+        rows = cursor.fetchall()
+    assert [name for name, _ in columns] == [
+        "event_id",
+        "source",
+        "tenant_id",
+        "session_id",
+        "occurred_at",
+        "provider",
+        "component",
+        "model",
+        "turn_index",
+        "item",
+        "amount",
+        "currency",
+    ]
+    assert dict(columns)["amount"] == "DECIMAL(38,12)"
+    assert sorted(r[10] for r in rows) == [Decimal("0.02"), Decimal("0.5")]
 
 
 def test_a_report_sent_again_deduplicates_at_ingest(collect_run, tmp_path):
