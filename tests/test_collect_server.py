@@ -355,3 +355,27 @@ def test_http_sink_delivers_every_event_and_spills_what_is_refused(collector, tm
     refused.close()
     spilled = [e for p in (tmp_path / "spill").glob("*.jsonl") for e in _stored_lines(p)]
     assert (refused.delivered, len(spilled)) == (0, 15)
+
+
+def test_credentials_errors_name_the_file_and_entry_never_a_secret(tmp_path):
+    from ledger.collect.credentials import CredentialsError, load_credentials
+
+    path = tmp_path / "collector.yaml"
+    cases = {
+        "sources:\n  gw-a: {token_env: MISSING_TOKEN}\n": "sources.gw-a: environment variable "
+        "MISSING_TOKEN is not set",
+        "sources:\n  gw-a: {token: s3cret-one}\n  gw-b: {token: s3cret-one}\n": "sources.gw-b: "
+        "the same token as sources.gw-a",
+        "vapi: {secret: s3cret-two, tenant_id: acme, scenario: sales}\n": "vapi.scenario: 'sales'",
+        "tokens: {}\n": "unknown keys ['tokens']",
+    }
+    for text, message in cases.items():
+        path.write_text(text)
+        with pytest.raises(CredentialsError) as caught:
+            load_credentials(path, environ={})
+        assert str(caught.value).startswith(f"{path}: ") and message in str(caught.value)
+        assert "s3cret" not in str(caught.value)
+    path.write_text("sources:\n  gw-a: {token_env: GW_A}\n")
+    credentials = load_credentials(path, environ={"GW_A": "from-env"})
+    assert credentials.source_for_token("from-env") == "gw-a"
+    assert "from-env" not in repr(credentials)

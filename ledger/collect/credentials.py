@@ -29,7 +29,7 @@ from pathlib import Path
 
 import yaml
 
-from ledger.contract.events import IDENTIFIER_PATTERN
+from ledger.contract.events import IDENTIFIER_PATTERN, Scenario
 
 # Retell's signature header is `v=<unix ms>,d=<hex HMAC-SHA256(api key, body + ms)>`; a signature
 # older or newer than five minutes is refused, so a captured request cannot be replayed later.
@@ -141,11 +141,14 @@ def _webhook(entry: object, name: str, key: str, path: Path, environ: dict[str, 
     where = f"{path}: {name}"
     if not isinstance(entry, dict):
         raise CredentialsError(f"{where}: expected a mapping")
+    scenario = str(entry.get("scenario", "other"))
+    if scenario not in Scenario.__args__:  # type: ignore[attr-defined]
+        raise CredentialsError(f"{where}.scenario: {scenario!r} is not one of the contract's")
     return WebhookSettings(
         secret=_secret(entry, key, where, environ),
         source=_identifier(entry.get("source", name), f"{where}.source"),
         tenant_id=_identifier(entry.get("tenant_id"), f"{where}.tenant_id"),
-        scenario=str(entry.get("scenario", "other")),
+        scenario=scenario,
     )
 
 
