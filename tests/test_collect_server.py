@@ -379,3 +379,21 @@ def test_credentials_errors_name_the_file_and_entry_never_a_secret(tmp_path):
     credentials = load_credentials(path, environ={"GW_A": "from-env"})
     assert credentials.source_for_token("from-env") == "gw-a"
     assert "from-env" not in repr(credentials)
+
+
+def test_http_sink_with_the_collector_down_spills_on_close_or_says_what_was_not_sent(tmp_path):
+    from ledger.collect.sink import DeliveryError
+
+    url = f"http://127.0.0.1:{_free_port()}"  # nothing listens there
+    fallback = FileSink(tmp_path / "spill")
+    sink = HttpSink(url, "t", batch_size=2, flush_seconds=0.05, fallback=fallback)
+    for number in range(5):
+        sink.emit(_event(number, session="down-s1"))
+    sink.close(timeout=0.3)
+    spilled = [e for p in (tmp_path / "spill").glob("*.jsonl") for e in _stored_lines(p)]
+    assert sorted(e["event_id"] for e in spilled) == [f"down-s1-e{n}" for n in range(5)]
+
+    unguarded = HttpSink(url, "t", batch_size=2, flush_seconds=0.05)
+    unguarded.emit(_event(0, session="down-s2"))
+    with pytest.raises(DeliveryError, match="1 events were not accepted"):
+        unguarded.close(timeout=0.3)
