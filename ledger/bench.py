@@ -9,7 +9,8 @@ Simulates (once, cached under data/bench/) about 5 million events, then in one r
    column of the same files (what any reader must do), and the storage floor: the ingested rows,
    already typed, committed again one transaction per file into a fresh warehouse, without
    validation, deduplication or quarantine (what DuckDB needs just to store them as the ingest must);
-4. `ledger build` (reference data, dbt build with tests, publish) on that warehouse.
+4. `ledger build` (reference data, dbt build with tests, publish) on that warehouse;
+and, first, the events/s the HTTP collector accepts from N concurrent clients (`--collector-clients`).
 It prints the rates and their ratios; the README quotes the figures.
 """
 
@@ -112,12 +113,63 @@ def storage_floor_seconds(warehouse: Path, floor: Path) -> tuple[int, float]:
     return sum(rows.num_rows for rows in files), seconds
 
 
+def collector_events_per_second(clients: int, batches: int = 20, batch_size: int = 250) -> float:
+    """Events/s the HTTP collector accepts (202: fsynced in the landing folder) from `clients`."""
+    import http.client
+    import tempfile
+    import threading
+
+    import uvicorn
+
+    from ledger.collect.credentials import Credentials, token_digest
+    from ledger.collect.server import CollectorConfig, create_app
+
+    token = "bench-token"
+    credentials = Credentials(tokens={token_digest(token): "bench"})
+    with tempfile.TemporaryDirectory() as landing:
+        app = create_app(CollectorConfig(Path(landing), credentials))
+        server = uvicorn.Server(uvicorn.Config(app, port=0, log_level="warning"))
+        threading.Thread(target=server.run, daemon=True).start()
+        while not server.started:
+            time.sleep(0.05)
+        port = server.servers[0].sockets[0].getsockname()[1]
+        line = json.dumps({"event_id": "e", "event_type": "asr.usage", "audio_seconds": "1"})
+        body = ((line + "\n") * batch_size).encode()
+        headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/x-ndjson"}
+        accepted = []
+
+        def client() -> None:
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            for _ in range(batches):
+                connection.request("POST", "/v1/events", body, headers)
+                response = connection.getresponse()
+                response.read()
+                accepted.append(batch_size if response.status == 202 else 0)
+
+        threads = [threading.Thread(target=client) for _ in range(clients)]
+        started = time.perf_counter()
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        seconds = time.perf_counter() - started
+        server.should_exit = True
+    rate = sum(accepted) / seconds
+    print(
+        f"HTTP collector:    {sum(accepted):,} events ({clients} clients x {batches} batches of "
+        f"{batch_size}) accepted in {seconds:.2f}s = {rate:,.0f} events/s"
+    )
+    return rate
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions-per-day", type=int, default=500)
     parser.add_argument("--format", choices=["jsonl", "parquet"], default="jsonl")
     parser.add_argument("--skip-build", action="store_true")
+    parser.add_argument("--collector-clients", type=int, default=8)
     args = parser.parse_args()
+    collector_rate = collector_events_per_second(args.collector_clients)
 
     files = _simulated(args.sessions_per_day, args.format)
     size_mb = sum(p.stat().st_size for p in files) / 1e6
@@ -155,6 +207,8 @@ def main() -> None:
         "ingest_rows": rows,
         "ingest_seconds": round(ingest_seconds, 2),
         "ratio": round(ratio, 3),
+        "collector_clients": args.collector_clients,
+        "collector_events_per_second": round(collector_rate),
     }
     if args.format == "jsonl":
         parsed_rows, parse_seconds = typed_parse_seconds(files)

@@ -290,5 +290,40 @@ def report_weekly(week: str | None) -> None:
         console.print(line, highlight=False, markup=False)
 
 
+@main.group()
+def collect() -> None:
+    """Collectors: the authenticated HTTP collector for events and Vapi / Retell webhooks."""
+
+
+@collect.command("serve")
+@click.option(
+    "--config",
+    "config_path",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Credentials YAML: bearer token per source, Vapi secret, Retell API key.",
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Bind address.")
+@click.option("--port", default=8787, show_default=True, type=int)
+@click.option("--max-body-mb", default=8, show_default=True, type=click.IntRange(1, 1024))
+def collect_serve(config_path: Path, host: str, port: int, max_body_mb: int) -> None:
+    """Accept events (POST /v1/events) and webhooks into the landing folder."""
+    from ledger.collect.credentials import CredentialsError, load_credentials
+    from ledger.collect.server import CollectorConfig
+    from ledger.collect.server import serve as run_collector
+
+    settings = _settings()
+    try:
+        credentials = load_credentials(config_path)
+    except CredentialsError as exc:
+        raise click.ClickException(str(exc)) from exc
+    console.print(
+        f"collector on http://{host}:{port} -> {settings.landing_dir} "
+        f"({len(credentials.tokens)} sources)"
+    )
+    config = CollectorConfig(settings.landing_dir, credentials, max_body_mb * 1024 * 1024)
+    run_collector(config, host=host, port=port)
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

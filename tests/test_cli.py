@@ -23,7 +23,7 @@ def test_schema_prints_the_contract_as_json_schema(runner: CliRunner) -> None:
     result = runner.invoke(main, ["schema"])
     assert result.exit_code == 0
     schema = json.loads(result.output)
-    assert len(schema["oneOf"]) == 11
+    assert len(schema["oneOf"]) == 13  # contract v1.1: cost.reported and turn.shadow
     assert schema["discriminator"]["propertyName"] == "event_type"
 
 

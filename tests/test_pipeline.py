@@ -48,8 +48,11 @@ def _warehouse(settings: Settings, sql: str) -> list[tuple]:
 # The lineage, landing to boards. A change here is a change to what the pipeline produces: update
 # this list on purpose, never by accident.
 ASSET_KEYS = [
+    "intermediate/int_cost_groups_resolved",
     "intermediate/int_interruption_waste_priced",
     "intermediate/int_latency_budget_cells_aggregated",
+    "intermediate/int_reported_costs_converted",
+    "intermediate/int_session_component_costs",
     "intermediate/int_session_experience_aggregated",
     "intermediate/int_sessions_billed",
     "intermediate/int_sessions_resolved",
@@ -83,6 +86,7 @@ ASSET_KEYS = [
     "staging/stg_metering__infra_usage",
     "staging/stg_metering__llm_usage",
     "staging/stg_metering__realtime_usage",
+    "staging/stg_metering__reported_costs",
     "staging/stg_metering__session_degradations",
     "staging/stg_metering__session_ends",
     "staging/stg_metering__session_starts",

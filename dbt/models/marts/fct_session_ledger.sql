@@ -27,20 +27,19 @@ degradations as (
     select * from {{ ref('stg_metering__session_degradations') }}
 ),
 
--- Unpriced lines have a NULL amount: sum() skips them, so they add nothing (SPEC 5).
+component_costs as (
+    select * from {{ ref('int_session_component_costs') }}
+),
+
+-- Component costs and unpriced usage come from int_session_component_costs (SPEC 9's rule over
+-- SPEC 5's priced lines and the reported costs).
 session_usage as (
     select
         session_id,
-        {%- for component in components %}
-        coalesce(sum(amount) filter (where component = '{{ component }}'), {{ money(0) }})
-            as {{ component }}_cost,
-        {%- endfor %}
         {%- for kind in savings_kinds %}
         coalesce(sum(savings_amount) filter (where savings_kind = '{{ kind }}'), {{ money(0) }})
             as {{ kind }}_cache_savings,
         {%- endfor %}
-        count(distinct source || chr(31) || event_id) filter (where not is_priced)
-            as unpriced_usage_event_count,
     from usage_lines
     group by session_id
 ),
@@ -73,13 +72,14 @@ joined as (
         billing.billable_minutes,
         billing.revenue,
         {%- for component in components %}
-        coalesce(session_usage.{{ component }}_cost, {{ money(0) }}) as {{ component }}_cost,
+        coalesce(component_costs.{{ component }}_cost, {{ money(0) }}) as {{ component }}_cost,
+        component_costs.{{ component }}_cost_source,
         {%- endfor %}
         {%- for kind in savings_kinds %}
         coalesce(session_usage.{{ kind }}_cache_savings, {{ money(0) }})
             as {{ kind }}_cache_savings,
         {%- endfor %}
-        coalesce(session_usage.unpriced_usage_event_count, 0) as unpriced_usage_event_count,
+        coalesce(component_costs.unpriced_usage_event_count, 0) as unpriced_usage_event_count,
         coalesce(session_interruptions.interruption_count, 0) as interruption_count,
         coalesce(session_interruptions.false_interruption_count, 0)
             as false_interruption_count,
@@ -93,6 +93,8 @@ joined as (
         on sessions.session_id = billing.session_id
     left join session_usage
         on sessions.session_id = session_usage.session_id
+    left join component_costs
+        on sessions.session_id = component_costs.session_id
     left join session_interruptions
         on sessions.session_id = session_interruptions.session_id
     left join session_degradations
@@ -131,6 +133,9 @@ final as (
         {{ component }}_cost,
         {%- endfor %}
         total_cost,
+        {%- for component in components %}
+        {{ component }}_cost_source,
+        {%- endfor %}
         revenue_status,
         price_plan_line_number,
         revenue,

@@ -1,0 +1,51 @@
+{%- set reporting_currency = var('reporting_currency') -%}
+
+with
+
+reported_costs as (
+    select * from {{ ref('stg_metering__reported_costs') }}
+),
+
+fx_rates as (
+    select * from {{ ref('stg_reference__fx_rates') }}
+),
+
+-- SPEC 4 and 9: converted like any amount, at the latest rate on or before the event's UTC date.
+with_fx as (
+    select
+        reported_costs.*,
+        cast(reported_costs.occurred_at as date) as reported_date,
+        case
+            when reported_costs.currency = '{{ reporting_currency }}'
+                then cast(1 as decimal(38, 12))
+            else fx.fx_rate
+        end as fx_rate,
+    from reported_costs
+    asof left join fx_rates as fx
+        on reported_costs.currency = fx.currency
+        and cast(reported_costs.occurred_at as date) >= fx.rate_date
+),
+
+final as (
+    select
+        event_id,
+        source,
+        tenant_id,
+        session_id,
+        occurred_at,
+        reported_date,
+        provider,
+        component,
+        model,
+        turn_index,
+        item,
+        amount as reported_amount,
+        currency as reported_currency,
+        fx_rate,
+        '{{ reporting_currency }}' as currency,
+        -- NULL, never 0, when the currency has no FX rate on or before that date.
+        {{ money('amount * fx_rate') }} as amount,
+    from with_fx
+)
+
+select * from final

@@ -1,0 +1,235 @@
+"""`ledger collect serve`: the authenticated HTTP collector (SPEC 9).
+
+    POST /v1/events           contract events, JSON lines or one JSON array; `Authorization: Bearer`
+    POST /v1/webhooks/vapi    Vapi's end-of-call report; Vapi's `x-vapi-secret` header
+    POST /v1/webhooks/retell  Retell's call_ended / call_analyzed; Retell's `x-retell-signature`
+    GET  /healthz             liveness, no authentication
+
+A `202` means the batch is durably in the landing folder: written under a hidden temporary name,
+fsynced, renamed, the folder fsynced. The collector checks the envelope (authentication, size,
+content type, JSON shape, `source`); the ingest applies every contract rule to the file, as to any
+landing file, so nothing the collector accepted is judged twice or lost. The token decides
+`source`: an event naming another source is refused, one naming none gets the token's.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from ledger.collect.credentials import (
+    Credentials,
+    WebhookSettings,
+    bearer_token,
+    retell_signature_valid,
+)
+from ledger.collect.retell import RetellOptions, events_from_webhook
+from ledger.collect.sink import write_landing_file
+from ledger.collect.vapi import PayloadError, VapiOptions, events_from_report
+
+DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
+MAX_PROBLEMS = 20
+JSON_LINES_TYPES = {"application/x-ndjson", "application/jsonl", "application/json-lines"}
+JSON_TYPE = "application/json"
+
+
+class RequestRefused(Exception):
+    def __init__(self, status: int, error: str, detail: str, problems: list | None = None) -> None:
+        super().__init__(detail)
+        self.status, self.error, self.detail, self.problems = status, error, detail, problems
+
+
+@dataclass(frozen=True)
+class CollectorConfig:
+    landing_dir: Path
+    credentials: Credentials
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+
+
+def _refused(exc: RequestRefused) -> JSONResponse:
+    body: dict[str, Any] = {"error": exc.error, "detail": exc.detail}
+    if exc.problems:
+        body["problems"] = exc.problems
+    headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+    return JSONResponse(body, status_code=exc.status, headers=headers)
+
+
+def _content_type(request: Request, allowed: set[str]) -> str:
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind not in allowed:
+        raise RequestRefused(
+            415,
+            "unsupported_media_type",
+            f"Content-Type {kind or '(none)'} is not accepted here; use {', '.join(sorted(allowed))}",
+        )
+    return kind
+
+
+async def _body(request: Request, limit: int) -> bytes:
+    declared = request.headers.get("content-length")
+    too_large = RequestRefused(413, "payload_too_large", f"the body is over {limit:,} bytes")
+    if declared and declared.isdigit() and int(declared) > limit:
+        raise too_large
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise too_large
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _batch_lines(body: bytes, kind: str, source: str) -> list[str]:
+    """The batch as JSON lines of the token's `source`; refuses the whole batch if any item is bad."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise RequestRefused(400, "malformed_batch", "the body is not UTF-8") from exc
+    problems: list[dict] = []
+    items: list[tuple[int, str | None, Any]] = []  # (line or index, original line text, value)
+    if kind == JSON_TYPE:
+        try:
+            document = json.loads(text)
+        except json.JSONDecodeError as exc:
+            detail = f"not JSON: {exc.msg} at char {exc.pos}"
+            raise RequestRefused(400, "malformed_batch", detail) from exc
+        values = document if isinstance(document, list) else [document]
+        items = [(index, None, value) for index, value in enumerate(values)]
+    else:
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                items.append((number, line, json.loads(line)))
+            except json.JSONDecodeError as exc:
+                problems.append({"line": number, "reason": f"not JSON: {exc.msg}"})
+    where = "index" if kind == JSON_TYPE else "line"
+    lines: list[str] = []
+    for position, original, value in items:
+        if not isinstance(value, dict):
+            problems.append({where: position, "reason": "not a JSON object"})
+            continue
+        claimed = value.get("source")
+        if claimed is not None and claimed != source:
+            problems.append({where: position, "reason": "source_mismatch: not this token's source"})
+            continue
+        if claimed is None:
+            value = {"source": source, **value}
+            original = None
+        # A line that is already right is kept byte for byte (its numbers exactly as sent).
+        lines.append(original.strip() if original is not None else json.dumps(value))
+    if problems:
+        raise RequestRefused(
+            400,
+            "malformed_batch",
+            f"{len(problems)} item(s) refused; nothing of this batch was stored",
+            problems[:MAX_PROBLEMS],
+        )
+    if not lines:
+        raise RequestRefused(400, "empty_batch", "the batch holds no events")
+    return lines
+
+
+def _store(landing_dir: Path, source: str, lines: list[str]) -> Path:
+    now = datetime.now(UTC)
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", source)
+    folder = landing_dir / "collector" / slug / now.strftime("%Y-%m-%d")
+    name = f"{now.strftime('%Y%m%dT%H%M%S%fZ')}-{uuid.uuid4().hex[:12]}.jsonl"
+    return write_landing_file(folder, name, lines)
+
+
+def create_app(config: CollectorConfig) -> Starlette:
+    credentials = config.credentials
+
+    async def accept(source: str, lines: list[str]) -> JSONResponse:
+        path = await run_in_threadpool(_store, config.landing_dir, source, lines)
+        stored = path.relative_to(config.landing_dir).as_posix()
+        return JSONResponse({"accepted": len(lines), "file": stored}, status_code=202)
+
+    def guarded(handler: Callable) -> Callable:
+        async def endpoint(request: Request) -> JSONResponse:
+            try:
+                return await handler(request)
+            except RequestRefused as exc:
+                return _refused(exc)
+
+        return endpoint
+
+    async def post_events(request: Request) -> JSONResponse:
+        source = credentials.source_for_token(bearer_token(request.headers.get("authorization")))
+        if source is None:
+            raise RequestRefused(401, "unauthorized", "a valid bearer token is required")
+        kind = _content_type(request, JSON_LINES_TYPES | {JSON_TYPE})
+        body = await _body(request, config.max_body_bytes)
+        return await accept(source, _batch_lines(body, kind, source))
+
+    async def record(settings: WebhookSettings, body: bytes, convert: Callable) -> JSONResponse:
+        try:
+            events = convert(json.loads(body))
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise RequestRefused(400, "malformed_payload", "the body is not JSON") from exc
+        except PayloadError as exc:
+            raise RequestRefused(400, "malformed_payload", str(exc)) from exc
+        if not events:
+            return JSONResponse({"accepted": 0, "detail": "nothing to record"}, status_code=200)
+        return await accept(settings.source, [json.dumps(event) for event in events])
+
+    def configured(settings: WebhookSettings | None) -> WebhookSettings:
+        if settings is None:
+            raise RequestRefused(404, "not_configured", "this webhook is not configured")
+        return settings
+
+    async def post_vapi(request: Request) -> JSONResponse:
+        settings = configured(credentials.vapi)
+        secret = request.headers.get("x-vapi-secret") or bearer_token(
+            request.headers.get("authorization")
+        )
+        if not settings.secret.matches(secret):
+            raise RequestRefused(401, "unauthorized", "the Vapi secret header does not match")
+        _content_type(request, {JSON_TYPE})
+        body = await _body(request, config.max_body_bytes)
+        options = VapiOptions(settings.source, settings.tenant_id, settings.scenario)
+        return await record(settings, body, lambda payload: events_from_report(payload, options))
+
+    async def post_retell(request: Request) -> JSONResponse:
+        settings = configured(credentials.retell)
+        signature = request.headers.get("x-retell-signature")
+        if not signature:
+            raise RequestRefused(401, "unauthorized", "x-retell-signature is missing")
+        _content_type(request, {JSON_TYPE})
+        # The signature covers the raw body, so it is checked on the bytes as received.
+        body = await _body(request, config.max_body_bytes)
+        if not retell_signature_valid(settings.secret, body, signature):
+            raise RequestRefused(401, "unauthorized", "x-retell-signature does not verify")
+        options = RetellOptions(settings.source, settings.tenant_id, settings.scenario)
+        return await record(settings, body, lambda payload: events_from_webhook(payload, options))
+
+    async def healthz(request: Request) -> JSONResponse:
+        return JSONResponse({"status": "ok"})
+
+    return Starlette(
+        routes=[
+            Route("/v1/events", guarded(post_events), methods=["POST"]),
+            Route("/v1/webhooks/vapi", guarded(post_vapi), methods=["POST"]),
+            Route("/v1/webhooks/retell", guarded(post_retell), methods=["POST"]),
+            Route("/healthz", healthz, methods=["GET"]),
+        ]
+    )
+
+
+def serve(config: CollectorConfig, host: str = "127.0.0.1", port: int = 8787) -> None:
+    import uvicorn
+
+    uvicorn.run(create_app(config), host=host, port=port, log_level="info", access_log=True)

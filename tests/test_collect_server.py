@@ -1,0 +1,399 @@
+"""The HTTP collector (`ledger collect serve`) over real HTTP on localhost, as a real process.
+
+Every authentication failure, oversized, wrongly typed and malformed bodies, concurrent clients,
+a server killed mid-stream (accepted batches all present once after clients retry), the HTTP
+sink, and secrets kept out of the server's output.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import pytest
+from collect_stacks import retell_webhook, vapi_report
+
+from ledger.collect.credentials import retell_signature
+from ledger.collect.sink import FileSink, HttpSink
+from ledger.settings import REPO_ROOT, Settings
+
+TOKENS = {"gw-a": "token-a-0123456789", "gw-b": "token-b-9876543210"}
+VAPI_SECRET = "vapi-secret-abcdef"
+RETELL_KEY = "retell-key-key_123456"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class Collector:
+    home: Path
+    port: int
+    config: Path
+    process: subprocess.Popen | None = None
+
+    @property
+    def landing(self) -> Path:
+        return self.home / "landing"
+
+    def start(self) -> Collector:
+        env = {**os.environ, "LEDGER_HOME": str(self.home), "RETELL_KEY_FOR_TEST": RETELL_KEY}
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "ledger.cli",
+                "collect",
+                "serve",
+                "--config",
+                str(self.config),
+                "--port",
+                str(self.port),
+                "--max-body-mb",
+                "1",
+            ],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            cwd=REPO_ROOT,
+        )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                if self.request("GET", "/healthz")[0] == 200:
+                    return self
+            except OSError:
+                time.sleep(0.1)
+        raise RuntimeError("the collector did not start")
+
+    def kill(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(10)
+
+    def stop(self) -> str:
+        assert self.process is not None
+        self.process.terminate()
+        output, _ = self.process.communicate(timeout=20)
+        return output.decode()
+
+    def request(self, method: str, path: str, body: bytes = b"", headers=None):
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        try:
+            connection.request(method, path, body=body, headers=headers or {})
+            response = connection.getresponse()
+            return response.status, json.loads(response.read() or b"null")
+        finally:
+            connection.close()
+
+    def post_events(self, events: list[dict], token: str = TOKENS["gw-a"], kind: str = "lines"):
+        if kind == "lines":
+            body = "".join(json.dumps(e) + "\n" for e in events).encode()
+            content_type = "application/x-ndjson"
+        else:
+            body, content_type = json.dumps(events).encode(), "application/json"
+        headers = {"Authorization": f"Bearer {token}", "Content-Type": content_type}
+        return self.request("POST", "/v1/events", body, headers)
+
+
+def _write_config(path: Path) -> Path:
+    lines = ["sources:"]
+    lines += [f"  {source}: {{token: {token}}}" for source, token in TOKENS.items()]
+    lines += [
+        "vapi: {secret: " + VAPI_SECRET + ", source: vapi, tenant_id: nova-retail}",
+        "retell: {api_key_env: RETELL_KEY_FOR_TEST, source: retell, tenant_id: nova-retail}",
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _collector(root: Path) -> Collector:
+    root.mkdir(parents=True, exist_ok=True)
+    return Collector(root / "home", _free_port(), _write_config(root / "collector.yaml"))
+
+
+@pytest.fixture(scope="module")
+def collector(tmp_path_factory: pytest.TempPathFactory):
+    running = _collector(tmp_path_factory.mktemp("collector")).start()
+    yield running
+    output = running.stop()
+    # Secrets are never printed, not even at start-up or in access logs.
+    for secret in (*TOKENS.values(), VAPI_SECRET, RETELL_KEY):
+        assert secret not in output
+
+
+def _event(number: int, session: str = "http-s1", source: str | None = None) -> dict:
+    event = {
+        "event_id": f"{session}-e{number}",
+        "event_type": "asr.usage",
+        "occurred_at": "2026-11-20T02:00:00Z",
+        "tenant_id": "acme-telecom",
+        "session_id": session,
+        "provider": "aliyun",
+        "model": "paraformer-realtime-v2",
+        "audio_seconds": "1.5",
+    }
+    return event if source is None else {"source": source, **event}
+
+
+def _stored_lines(path: Path) -> list[dict]:
+    return [json.loads(text) for text in path.read_text().splitlines()]
+
+
+def test_a_batch_is_stored_durably_under_the_tokens_source(collector):
+    status, body = collector.post_events([_event(1), _event(2, source="gw-a")])
+    assert (status, body["accepted"]) == (202, 2)
+    stored = collector.landing / body["file"]
+    assert stored.parent.parent.name == "gw-a"
+    assert [e["source"] for e in _stored_lines(stored)] == ["gw-a", "gw-a"]
+    assert not list(collector.landing.rglob(".*"))  # no temporary file left behind
+
+
+def test_a_json_array_is_accepted_like_json_lines(collector):
+    status, body = collector.post_events([_event(3), _event(4)], kind="array")
+    assert (status, body["accepted"]) == (202, 2)
+    assert len(_stored_lines(collector.landing / body["file"])) == 2
+
+
+@pytest.mark.parametrize(
+    "authorization",
+    [None, "Bearer ", "Bearer wrong-token", f"Basic {TOKENS['gw-a']}", TOKENS["gw-a"]],
+)
+def test_events_without_a_valid_bearer_token_are_refused(collector, authorization):
+    headers = {"Content-Type": "application/x-ndjson"}
+    if authorization is not None:
+        headers["Authorization"] = authorization
+    status, body = collector.request("POST", "/v1/events", b"{}\n", headers)
+    assert (status, body["error"]) == (401, "unauthorized")
+
+
+def test_a_token_cannot_write_another_sources_events(collector):
+    status, body = collector.post_events([_event(5), _event(6, source="gw-a")], TOKENS["gw-b"])
+    assert (status, body["error"]) == (400, "malformed_batch")
+    assert body["problems"] == [{"line": 2, "reason": "source_mismatch: not this token's source"}]
+
+
+def test_malformed_batches_are_refused_whole_with_the_lines_named(collector):
+    good = json.dumps(_event(7))
+    headers = {"Authorization": f"Bearer {TOKENS['gw-a']}", "Content-Type": "application/x-ndjson"}
+    before = sorted(collector.landing.rglob("*.jsonl"))
+    status, body = collector.request(
+        "POST", "/v1/events", f"{good}\n{{not json\n[1, 2]\n".encode(), headers
+    )
+    assert status == 400
+    assert [p["line"] for p in body["problems"]] == [2, 3]
+    assert body["problems"][1]["reason"] == "not a JSON object"
+    assert collector.request("POST", "/v1/events", b"\n\n", headers)[1]["error"] == "empty_batch"
+    array = {**headers, "Content-Type": "application/json"}
+    status, body = collector.request("POST", "/v1/events", b"[{]", array)
+    assert (status, body["error"]) == (400, "malformed_batch")
+    assert sorted(collector.landing.rglob("*.jsonl")) == before  # nothing of them was stored
+
+
+def test_oversized_and_wrongly_typed_bodies_are_refused(collector):
+    headers = {"Authorization": f"Bearer {TOKENS['gw-a']}", "Content-Type": "application/x-ndjson"}
+    big = (json.dumps(_event(8)) + "\n").encode() * 5000  # over the 1 MB limit of this server
+    assert len(big) > 1024 * 1024
+    status, body = collector.request("POST", "/v1/events", big, headers)
+    assert (status, body["error"]) == (413, "payload_too_large")
+    status, body = collector.request(
+        "POST", "/v1/events", b"x", {**headers, "Content-Type": "text/plain"}
+    )
+    assert (status, body["error"]) == (415, "unsupported_media_type")
+
+
+def test_vapi_webhook_needs_its_secret_and_stores_the_reports_events(collector):
+    body = json.dumps(vapi_report("vapi-http-1", "acme-telecom")).encode()
+    json_type = {"Content-Type": "application/json"}
+    for headers in (json_type, {**json_type, "x-vapi-secret": "wrong"}):
+        status, answer = collector.request("POST", "/v1/webhooks/vapi", body, headers)
+        assert (status, answer["error"]) == (401, "unauthorized")
+    headers = {**json_type, "x-vapi-secret": VAPI_SECRET}
+    status, answer = collector.request("POST", "/v1/webhooks/vapi", body, headers)
+    assert (status, answer["accepted"]) == (202, 11)  # start, end, 4 usage, 5 costs
+    stored = _stored_lines(collector.landing / answer["file"])
+    assert {e["source"] for e in stored} == {"vapi"}
+    assert {e["session_id"] for e in stored} == {"vapi-http-1"}
+    other = json.dumps({"message": {"type": "status-update", "status": "ended"}}).encode()
+    assert collector.request("POST", "/v1/webhooks/vapi", other, headers) == (
+        200,
+        {"accepted": 0, "detail": "nothing to record"},
+    )
+    bad = json.dumps({"message": {"type": "end-of-call-report", "call": {}}}).encode()
+    status, answer = collector.request("POST", "/v1/webhooks/vapi", bad, headers)
+    assert (status, answer["detail"]) == (400, "message.call.id is missing")
+
+
+def test_retell_webhook_needs_a_fresh_signature_of_the_exact_body(collector):
+    body = json.dumps(retell_webhook("retell-http-1", "bright-bank")).encode()
+    json_type = {"Content-Type": "application/json"}
+    now_ms = int(time.time() * 1000)
+    refused = [
+        {},
+        {"x-retell-signature": "v=1,d=00"},
+        {"x-retell-signature": retell_signature("another-key", body)},
+        {"x-retell-signature": retell_signature(RETELL_KEY, body, now_ms - 10 * 60 * 1000)},
+        {"x-retell-signature": retell_signature(RETELL_KEY, body + b" ")},
+    ]
+    for signature in refused:
+        status, answer = collector.request(
+            "POST", "/v1/webhooks/retell", body, {**json_type, **signature}
+        )
+        assert (status, answer["error"]) == (401, "unauthorized"), signature
+    headers = {**json_type, "x-retell-signature": retell_signature(RETELL_KEY, body)}
+    status, answer = collector.request("POST", "/v1/webhooks/retell", body, headers)
+    assert (status, answer["accepted"]) == (202, 5)
+
+
+def _ingest(landing: Path, home: Path):
+    from ledger.ingest import ingest_paths
+
+    settings = Settings(home=home, reference_dir=REPO_ROOT / "data" / "reference")
+    results = ingest_paths(settings, [landing])
+    with duckdb.connect(str(settings.warehouse_path), read_only=True) as con:
+        counts = con.execute("select count(*), count(distinct event_id) from raw.events").fetchone()
+    return results, counts
+
+
+def _client(collector: Collector, name: str, batches: int, size: int, sent: list) -> None:
+    """Sends its batches in order; a batch is re-sent (same event ids) until it gets a 202."""
+    deadline = time.monotonic() + 90
+    for batch in range(batches):
+        events = [_event(n, session=f"{name}-b{batch}") for n in range(size)]
+        while time.monotonic() < deadline:
+            try:
+                if collector.post_events(events)[0] == 202:
+                    sent.append(len(events))
+                    break
+            except (OSError, http.client.HTTPException):
+                pass  # refused, reset or cut off mid-response: send the same batch again
+            time.sleep(0.05)
+
+
+def test_concurrent_clients_all_land_once(tmp_path):
+    collector = _collector(tmp_path / "concurrent").start()
+    sent: list[int] = []
+    try:
+        threads = [
+            threading.Thread(target=_client, args=(collector, f"c{n}", 3, 40, sent))
+            for n in range(6)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        collector.stop()
+    assert sum(sent) == 6 * 3 * 40
+    files = sorted(collector.landing.rglob("*.jsonl"))
+    with duckdb.connect() as con:
+        rows, distinct = con.execute(
+            "select count(*), count(distinct event_id) from read_json(?, format = 'newline_delimited')",
+            [[str(p) for p in files]],
+        ).fetchone()
+    # A batch re-sent after a lost response is stored twice; the ingest dedups it by event id.
+    assert (distinct, rows) == (720, 40 * len(files))
+
+
+def test_a_killed_collector_loses_no_accepted_batch_and_retries_add_nothing_twice(tmp_path):
+    collector = _collector(tmp_path / "killed").start()
+    sent: list[int] = []
+    threads = [
+        threading.Thread(target=_client, args=(collector, f"k{n}", 12, 25, sent)) for n in range(4)
+    ]
+    for thread in threads:
+        thread.start()
+    deadline = time.monotonic() + 30
+    while len(list(collector.landing.rglob("*.jsonl"))) < 6 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    collector.kill()  # SIGKILL mid-stream: no shutdown, requests cut off
+    stored_when_killed = len(list(collector.landing.rglob("*.jsonl")))
+    collector.start()
+    for thread in threads:
+        thread.join()
+    collector.stop()
+    assert stored_when_killed < 4 * 6  # the server died with batches still to come
+    assert sum(sent) == 4 * 6 * 50
+    results, (rows, distinct) = _ingest(collector.landing, tmp_path / "warehouse")
+    # Every batch a client saw accepted is there, once, however often it was sent.
+    assert (rows, distinct) == (1200, 1200)
+    assert sum(r.quarantined for r in results) == 0
+
+
+def test_http_sink_delivers_every_event_and_spills_what_is_refused(collector, tmp_path):
+    url = f"http://127.0.0.1:{collector.port}"
+    sink = HttpSink(url, TOKENS["gw-b"], batch_size=50, flush_seconds=0.05)
+    for number in range(230):
+        sink.emit(_event(number, session="sink-s1", source="gw-b"))
+    sink.close()
+    assert sink.delivered == 230
+    stored = [
+        e
+        for path in (collector.landing / "collector" / "gw-b").rglob("*.jsonl")
+        for e in _stored_lines(path)
+        if e["session_id"] == "sink-s1"
+    ]
+    assert sorted(int(e["event_id"].rsplit("e", 1)[1]) for e in stored) == list(range(230))
+
+    fallback = FileSink(tmp_path / "spill")
+    refused = HttpSink(url, "not-a-token", batch_size=10, flush_seconds=0.05, fallback=fallback)
+    for number in range(15):
+        refused.emit(_event(number, session="sink-s2"))
+    refused.close()
+    spilled = [e for p in (tmp_path / "spill").glob("*.jsonl") for e in _stored_lines(p)]
+    assert (refused.delivered, len(spilled)) == (0, 15)
+
+
+def test_credentials_errors_name_the_file_and_entry_never_a_secret(tmp_path):
+    from ledger.collect.credentials import CredentialsError, load_credentials
+
+    path = tmp_path / "collector.yaml"
+    cases = {
+        "sources:\n  gw-a: {token_env: MISSING_TOKEN}\n": "sources.gw-a: environment variable "
+        "MISSING_TOKEN is not set",
+        "sources:\n  gw-a: {token: s3cret-one}\n  gw-b: {token: s3cret-one}\n": "sources.gw-b: "
+        "the same token as sources.gw-a",
+        "vapi: {secret: s3cret-two, tenant_id: acme, scenario: sales}\n": "vapi.scenario: 'sales'",
+        "tokens: {}\n": "unknown keys ['tokens']",
+    }
+    for text, message in cases.items():
+        path.write_text(text)
+        with pytest.raises(CredentialsError) as caught:
+            load_credentials(path, environ={})
+        assert str(caught.value).startswith(f"{path}: ") and message in str(caught.value)
+        assert "s3cret" not in str(caught.value)
+    path.write_text("sources:\n  gw-a: {token_env: GW_A}\n")
+    credentials = load_credentials(path, environ={"GW_A": "from-env"})
+    assert credentials.source_for_token("from-env") == "gw-a"
+    assert "from-env" not in repr(credentials)
+
+
+def test_http_sink_with_the_collector_down_spills_on_close_or_says_what_was_not_sent(tmp_path):
+    from ledger.collect.sink import DeliveryError
+
+    url = f"http://127.0.0.1:{_free_port()}"  # nothing listens there
+    fallback = FileSink(tmp_path / "spill")
+    sink = HttpSink(url, "t", batch_size=2, flush_seconds=0.05, fallback=fallback)
+    for number in range(5):
+        sink.emit(_event(number, session="down-s1"))
+    sink.close(timeout=0.3)
+    spilled = [e for p in (tmp_path / "spill").glob("*.jsonl") for e in _stored_lines(p)]
+    assert sorted(e["event_id"] for e in spilled) == [f"down-s1-e{n}" for n in range(5)]
+
+    unguarded = HttpSink(url, "t", batch_size=2, flush_seconds=0.05)
+    unguarded.emit(_event(0, session="down-s2"))
+    with pytest.raises(DeliveryError, match="1 events were not accepted"):
+        unguarded.close(timeout=0.3)
