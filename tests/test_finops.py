@@ -464,3 +464,32 @@ def test_the_weekly_review_has_a_reconciliation_line(finops_home: FinopsHome, tm
     assert drifting == 1  # 2026-11-15
     aliyun = [line for line in markdown.splitlines() if line.startswith("| aliyun | tts |")]
     assert len(aliyun) == 1 and aliyun[0].endswith(f"| {days} | 1 |"), aliyun
+
+
+def test_the_data_quality_board_shows_the_reconciliation_with_drifts_first(
+    finops_home: FinopsHome, monkeypatch: pytest.MonkeyPatch
+):
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("LEDGER_HOME", str(finops_home.settings.home))
+    monkeypatch.setenv("LEDGER_REFERENCE_DIR", str(finops_home.settings.reference_dir))
+    at = AppTest.from_file(str(REPO_ROOT / "dashboards" / "app.py"), default_timeout=60).run()
+    at.date_input(key="filter_dates").set_value((date(2026, 11, 10), date(2026, 11, 17))).run()
+    at.switch_page("app_pages/data_quality.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+
+    (table,) = [d.value for d in at.dataframe if list(d.value.columns)[0] == "Day (UTC)"]
+    drifts = table[table["Status"] == "rate card drift"]
+    assert [
+        (str(day), provider, component, pct, model)
+        for day, provider, component, pct, model in drifts[
+            ["Day (UTC)", "Provider", "Component", "Difference (%)", "Model most off"]
+        ].itertuples(index=False)
+    ] == [
+        ("2026-11-17", "aliyun", "TTS", 12.0, "cosyvoice-v2"),
+        ("2026-11-16", "aliyun", "TTS", 12.0, "cosyvoice-v2"),
+        ("2026-11-15", "aliyun", "TTS", 12.0, "cosyvoice-v2"),
+    ]
+    assert set(table["Status"]) == {"rate card drift", "within tolerance"}
+    captions = " ".join(c.value for c in at.caption)
+    assert "3 drifting days in the period" in captions
