@@ -235,6 +235,33 @@ def test_unpriced_usage_is_not_a_charge_but_listed_in_the_sidecar_with_its_quant
     ]
 
 
+def test_the_parquet_export_keeps_exact_decimals_and_utc_instants(
+    finops_home: FinopsHome, focus_csv: Path, tmp_path: Path
+):
+    from ledger.finops.focus import export_focus
+
+    out = tmp_path / "charges.parquet"
+    result = export_focus(finops_home.settings, out, date(2026, 11, 15), date(2026, 11, 15))
+    with duckdb.connect() as con:
+        con.execute("set TimeZone = 'UTC'")
+        kinds = dict(
+            con.execute(f"select column_name, column_type from (describe '{out}')").fetchall()
+        )
+        (rows, days, billed) = con.execute(
+            f"select count(*), count(distinct x_business_date), sum(\"BilledCost\") from '{out}'"
+        ).fetchone()
+    assert (kinds["BilledCost"], kinds["ChargePeriodStart"]) == (
+        "DECIMAL(38,12)",
+        "TIMESTAMP WITH TIME ZONE",
+    )
+    ((ledger,),) = _published(
+        finops_home.settings,
+        "select sum(total_cost) from marts.fct_session_ledger where business_date = ?",
+        [date(2026, 11, 15)],
+    )
+    assert (rows, days, billed) == (result.charges, 1, ledger)
+
+
 # ---- rate cards from the catalogue ---------------------------------------------------------------
 
 
@@ -316,6 +343,18 @@ def test_rates_check_lists_the_meters_in_use_the_rate_card_does_not_price(
         ("acme-llm", "x", "llm.input_tokens", 1, Decimal(120)),
         ("acme-llm", "x", "llm.output_tokens", 1, Decimal(30)),
     ]
+
+    from ledger.cli import main
+
+    result = CliRunner().invoke(
+        main,
+        ["rates", "check"],
+        env={"LEDGER_HOME": str(finops_home.settings.home),
+             "LEDGER_REFERENCE_DIR": str(finops_home.settings.reference_dir)},
+    )  # fmt: skip
+    assert result.exit_code == 1
+    assert "unpriced acme-llm/x llm.input_tokens: 1 events, quantity 120.000000" in result.output
+    assert "2 meters in use have no price on the rate card" in result.output
 
 
 # ---- reconciliation ------------------------------------------------------------------------------
