@@ -111,7 +111,7 @@ def finops_home(tmp_path_factory: pytest.TempPathFactory) -> FinopsHome:
         env={"LEDGER_HOME": str(settings.home), "LEDGER_REFERENCE_DIR": str(reference)},
     )
     assert result.exit_code == 0, result.output
-    run_dbt(settings, ["build", "--select", "int_reported_costs_converted+"])
+    run_dbt(settings, ["build", "--select", "int_billed_costs_converted+"])
     publish(settings)
     return FinopsHome(settings, bill)
 
@@ -131,6 +131,7 @@ def focus_failures(data_file: Path, report: Path) -> list[str]:
     path relative to the working directory (focus_validator/utils/currency_codes.csv): it runs
     from its own site-packages.
     """
+    assert FOCUS_VALIDATOR.exists(), "no FOCUS validator: `make focus-env` installs it"
     (site_packages,) = FOCUS_VALIDATOR.parent.parent.glob("lib/python3*/site-packages")
     completed = subprocess.run(
         [str(FOCUS_VALIDATOR), "--data-file", str(data_file), "--validate-version", "1.0",
@@ -364,7 +365,7 @@ def test_reported_costs_are_converted_at_the_fx_rate_of_their_utc_date(finops_ho
     with duckdb.connect(str(finops_home.settings.warehouse_path), read_only=True) as con:
         fee = con.execute(
             "select reported_amount, reported_currency, fx_rate, amount, currency "
-            "from intermediate.int_reported_costs_converted where provider = 'vapi'"
+            "from intermediate.int_billed_costs_converted where provider = 'vapi'"
         ).fetchall()
     # fx_rates.csv: 2026-11-16,USD,7.2222 -> 10.00 USD = 72.222 CNY exactly.
     rate = Decimal("7.2222")

@@ -48,9 +48,9 @@ def _warehouse(settings: Settings, sql: str) -> list[tuple]:
 # The lineage, landing to boards. A change here is a change to what the pipeline produces: update
 # this list on purpose, never by accident.
 ASSET_KEYS = [
+    "intermediate/int_billed_costs_converted",
     "intermediate/int_interruption_waste_priced",
     "intermediate/int_latency_budget_cells_aggregated",
-    "intermediate/int_reported_costs_converted",
     "intermediate/int_session_experience_aggregated",
     "intermediate/int_sessions_billed",
     "intermediate/int_sessions_resolved",

@@ -40,6 +40,7 @@ COMPONENT_METERS: dict[str, tuple[str, ...]] = {
     component: tuple(m for m in METER_PRICE_KEYS if m.startswith(f"{component}."))
     for component in ("llm", "realtime")
 }
+TIME_OF_DAY_NOTE = "time-of-day pricing: the price in force for most of the day is proposed"
 # Half-hour samples of a day: enough to find the price of most of the day.
 _DAY_SAMPLES = tuple(time(hour, minute) for hour in range(24) for minute in (0, 30))
 
@@ -141,7 +142,7 @@ def find_model(provider: str, model: str, component: str, since: date) -> Catalo
                     found.missing_meters.append(meter)
                 continue
             if varies:
-                note = "; ".join(filter(None, [note, "time-of-day prices: most of the day's"]))
+                note = "; ".join(filter(None, [note, TIME_OF_DAY_NOTE]))
             if open_window is not None and open_window.price == price:
                 # The same price across a catalogue boundary: one window, not two.
                 open_window = PriceWindow(meter, price, open_window.effective_from, end, note)

@@ -21,7 +21,7 @@ usage_lines as (
 ),
 
 reported_costs as (
-    select * from {{ ref('int_reported_costs_converted') }}
+    select * from {{ ref('int_billed_costs_converted') }}
 ),
 
 priced_by_model as (
