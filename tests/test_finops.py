@@ -266,6 +266,23 @@ def test_the_parquet_export_keeps_exact_decimals_and_utc_instants(
 # ---- rate cards from the catalogue ---------------------------------------------------------------
 
 
+def test_a_catalogue_price_change_becomes_two_rate_card_windows_per_meter():
+    from ledger.finops.catalogue import PriceWindow, find_model
+
+    # genai-prices: OpenAI cut o3 to $2 / $8 per million on 2025-06-10; cached input stayed $0.5.
+    found = find_model("openai", "o3", "llm", date(2025, 6, 1))
+    assert found is not None and found.missing_meters == []
+    assert found.windows == [
+        PriceWindow("llm.input_tokens", Decimal(10), date(2025, 6, 1), date(2025, 6, 10)),
+        PriceWindow("llm.input_tokens", Decimal(2), date(2025, 6, 10), None),
+        PriceWindow("llm.cached_input_tokens", Decimal("0.5"), date(2025, 6, 1), None),
+        PriceWindow("llm.output_tokens", Decimal(40), date(2025, 6, 1), date(2025, 6, 10)),
+        PriceWindow("llm.output_tokens", Decimal(8), date(2025, 6, 10), None),
+    ]
+    # A reseller's listing is not the provider's price: qwen is not a catalogue provider.
+    assert find_model("qwen", "qwen-max", "llm", date(2025, 6, 1)) is None
+
+
 def test_rates_import_proposes_catalogue_prices_for_known_models_and_names_the_others(
     finops_home: FinopsHome, tmp_path: Path
 ):
