@@ -3,8 +3,12 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# The FOCUS validator lives in an environment of its own: its pins (numpy < 2, pandas 2) clash
+# with the ledger's. Tests find it at .venv-focus/bin/focus-validator.
+FOCUS_VENV := .venv-focus
+FOCUS_STAMP := $(FOCUS_VENV)/.installed
 
-.PHONY: env demo test bench lint format clean
+.PHONY: env focus-env demo test bench lint format clean
 
 env: $(STAMP)
 
@@ -14,10 +18,17 @@ $(STAMP): requirements.txt constraints.txt pyproject.toml
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
 	@touch $(STAMP)
 
+focus-env: $(FOCUS_STAMP)
+
+$(FOCUS_STAMP): requirements-focus.txt
+	@test -x $(FOCUS_VENV)/bin/python || $(PYTHON) -m venv $(FOCUS_VENV)
+	$(FOCUS_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-focus.txt
+	@touch $(FOCUS_STAMP)
+
 demo: env
 	$(BIN)/ledger demo
 
-test: env
+test: env focus-env
 	$(BIN)/python -m pytest
 
 bench: env
@@ -30,4 +41,4 @@ format: env
 	$(BIN)/ruff format . && $(BIN)/ruff check --fix .
 
 clean:
-	rm -rf $(VENV) data/home dbt/target dbt/logs
+	rm -rf $(VENV) $(FOCUS_VENV) data/home dbt/target dbt/logs

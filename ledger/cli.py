@@ -189,6 +189,137 @@ def export_session_ledger(out: Path, tenant: str | None, date_from, date_to) -> 
     console.print(f"wrote {rows:,} sessions to {out}")
 
 
+@export.command("focus")
+@click.option("--out", required=True, type=click.Path(path_type=Path), help="FILE.csv or .parquet")
+@click.option("--from", "date_from", type=click.DateTime(["%Y-%m-%d"]), help="First business date.")
+@click.option("--to", "date_to", type=click.DateTime(["%Y-%m-%d"]), help="Last business date.")
+def export_focus(out: Path, date_from, date_to) -> None:
+    """Write the ledger's cost as FOCUS 1.0 charges (exact decimals) from the published copy.
+
+    Usage the rate card could not price is listed, with its quantities, in a sidecar file next
+    to FILE (FILE.unpriced.csv|.parquet), never exported as a zero charge.
+    """
+    from ledger.finops.focus import export_focus as run_export
+
+    try:
+        result = run_export(
+            _settings(),
+            out,
+            date_from.date() if date_from else None,
+            date_to.date() if date_to else None,
+        )
+    except (FileNotFoundError, LookupError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    console.print(f"wrote {result.charges:,} FOCUS charges to {result.path}")
+    console.print(f"wrote {result.unpriced_lines:,} unpriced usage lines to {result.unpriced_path}")
+
+
+@main.group()
+def rates() -> None:
+    """Rate card upkeep: proposals from a maintained price catalogue, gaps in use."""
+
+
+@rates.command("import")
+@click.option(
+    "--proposal",
+    type=click.Path(path_type=Path),
+    help="Proposal file (default: LEDGER_HOME/rates/rate_card_proposal.csv).",
+)
+@click.option(
+    "--effective-from",
+    type=click.DateTime(["%Y-%m-%d"]),
+    help="First day of the proposed prices (default: today for models already on the rate "
+    "card, first use for the others).",
+)
+@click.option("--apply", "apply_", is_flag=True, help="Merge the reviewed proposal file.")
+def rates_import(proposal: Path | None, effective_from, apply_: bool) -> None:
+    """Propose rate-card rows for the LLM and realtime models in use from the genai-prices
+    catalogue and show the difference; with --apply, merge the reviewed proposal into
+    rate_card.csv (SPEC 4 overlap rules, every change listed)."""
+    from ledger.finops.rates import (
+        RatesError,
+        apply_proposal,
+        describe_proposal,
+        propose_rates,
+        write_proposal,
+    )
+    from ledger.reference import ReferenceDataError
+
+    settings = _settings()
+    path = proposal or settings.home / "rates" / "rate_card_proposal.csv"
+    try:
+        if apply_:
+            if not path.exists():
+                raise click.ClickException(
+                    f"no proposal at {path}; run `ledger rates import` first and review it"
+                )
+            for line in apply_proposal(settings, path):
+                console.print(line, highlight=False, markup=False)
+            console.print(f"rate card: {settings.reference_dir / 'rate_card.csv'}")
+            return
+        result = propose_rates(settings, effective_from.date() if effective_from else None)
+    except (RatesError, ReferenceDataError, FileNotFoundError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    write_proposal(result, path)
+    for line in describe_proposal(result):
+        console.print(line, highlight=False, markup=False)
+    counts = result.counts()
+    console.print(
+        f"{counts['new']} new, {counts['change']} changed, {counts['unchanged']} unchanged, "
+        f"{counts['conflict']} conflicting rows from {result.catalogue}; "
+        f"{len(result.unknown)} models not in the catalogue. Review {path}, then "
+        "`ledger rates import --apply`",
+        highlight=False,
+        markup=False,
+    )
+
+
+@rates.command("check")
+def rates_check() -> None:
+    """List the meters in use that the current rate card does not price (exit 1 if any)."""
+    from ledger.finops.rates import check_rates
+    from ledger.reference import ReferenceDataError
+
+    try:
+        gaps = check_rates(_settings())
+    except (ReferenceDataError, LookupError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    for gap in gaps:
+        console.print(
+            f"unpriced {gap.provider}/{gap.model} {gap.meter}: {gap.usage_events:,} events, "
+            f"quantity {gap.quantity}, {gap.first_seen:%Y-%m-%d %H:%M} to "
+            f"{gap.last_seen:%Y-%m-%d %H:%M} UTC",
+            highlight=False,
+            markup=False,
+        )
+    if gaps:
+        raise click.ClickException(f"{len(gaps)} meters in use have no price on the rate card")
+    console.print("every meter in use has a price on the rate card")
+
+
+@main.group()
+def reconcile() -> None:
+    """Reconciliation of priced usage against what providers bill (SPEC 10)."""
+
+
+@reconcile.command("import")
+@click.argument("file", type=click.Path(path_type=Path))
+def reconcile_import(file: Path) -> None:
+    """Load a provider invoice or usage export (CSV: date, provider, component, model, item,
+    amount, currency); `ledger build` then reconciles it."""
+    from ledger.finops.provider_costs import import_provider_costs
+    from ledger.reference import ReferenceDataError
+
+    try:
+        rows, total = import_provider_costs(_settings(), file)
+    except (ReferenceDataError, FileNotFoundError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    console.print(
+        f"imported {rows:,} provider cost rows from {file.name} (amounts as given: {total}); "
+        "run `ledger build` to reconcile them"
+    )
+
+
 @main.command()
 @click.option("--port", default=8501, show_default=True, type=int)
 def serve(port: int) -> None:

@@ -48,6 +48,7 @@ def _warehouse(settings: Settings, sql: str) -> list[tuple]:
 # The lineage, landing to boards. A change here is a change to what the pipeline produces: update
 # this list on purpose, never by accident.
 ASSET_KEYS = [
+    "intermediate/int_billed_costs_converted",
     "intermediate/int_cost_groups_resolved",
     "intermediate/int_interruption_waste_priced",
     "intermediate/int_latency_budget_cells_aggregated",
@@ -65,9 +66,12 @@ ASSET_KEYS = [
     "marts/fct_capacity_tenant_hourly",
     "marts/fct_cost_by_phase_route",
     "marts/fct_experience_tenant_daily",
+    "marts/fct_focus_charges",
+    "marts/fct_focus_unpriced_usage",
     "marts/fct_latency_budget_scenario_daily",
     "marts/fct_latency_budget_tenant_daily",
     "marts/fct_latency_budget_weekly",
+    "marts/fct_reconciliation_daily",
     "marts/fct_session_ledger",
     "marts/fct_tenant_daily_board",
     "marts/fct_tenant_daily_margin",

@@ -8,6 +8,7 @@ import streamlit as st
 from dashboards import queries
 from dashboards.filters import page_context, page_header
 from dashboards.presentation import Col, show_table
+from dashboards.reconciliation import show_reconciliation
 
 context = page_context()
 publication, filters, currency, version = (
@@ -105,6 +106,8 @@ if not unpriced_waste.empty:
         currency,
         key="quality_unpriced_waste",
     )
+
+show_reconciliation(version, filters.date_from, filters.date_to, currency)
 
 st.subheader("Ingested files")
 show_table(

@@ -30,6 +30,7 @@ from ledger.alerts.detection import (
     DetectionParams,
     detect,
 )
+from ledger.alerts.drift import DriftOutcome, notify_drifts
 from ledger.alerts.figures import (
     Freshness,
     MartsMissingError,
@@ -67,6 +68,7 @@ class AlertRunResult:
     suppressed: int = 0
     retried_sent: int = 0
     stale_alert_sent: bool = False
+    drift: DriftOutcome | None = None
     lines: list[str] = field(default_factory=list)
 
     @property
@@ -157,6 +159,8 @@ def run_alerts(
                 con, sink, result.paged, settings.reporting_currency, now, run_id, cooldown_days
             )
             result.suppressed = len(outcome.suppressed)
+            # SPEC 10: rate card drift goes through the same delivery and cooldown.
+            result.drift = notify_drifts(con, sink, day, now, run_id, cooldown_days)
             if freshness.missing_tenants:
                 stale = notify_stale(con, sink, freshness, now, run_id, cooldown_days)
                 result.stale_alert_sent = bool(stale.sent)
@@ -164,6 +168,9 @@ def run_alerts(
                 outcome.failed += stale.failed
         result.sent = len(outcome.sent)
         result.failed += len(outcome.failed)
+        if result.drift is not None:
+            result.sent += result.drift.sent
+            result.failed += result.drift.failed
         record_run(
             con,
             {
@@ -213,6 +220,8 @@ def _summary(
             f"{len(result.anomalies)} anomalies recorded ({len(result.paged)} paged), "
             f"{result.sent} notifications sent, {result.suppressed} held by the cooldown"
         )
+    if result.drift is not None:
+        lines.append(result.drift.summary())
     if result.retried_sent:
         lines.append(f"{result.retried_sent} earlier failed notifications delivered")
     if result.failed:

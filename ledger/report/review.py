@@ -18,6 +18,7 @@ from pathlib import Path
 from ledger.alerts.figures import require_marts
 from ledger.alerts.run import record_days_for_report
 from ledger.report.documents import render_html, render_markdown, write_xlsx
+from ledger.report.reconciliation import load_reconciliation
 from ledger.report.restatement import find_restatements_and_snapshot
 from ledger.report.weekly import (
     WeekError,
@@ -84,6 +85,7 @@ def write_weekly_review(
         record_days_for_report(con, [first + timedelta(days=i) for i in range(7)], settings, now)
         review = load_weekly_review(con, week, settings.reporting_currency, settings.timezone, now)
         review.restatements = find_restatements_and_snapshot(con, week, review.tenants, now)
+        review.reconciliation = load_reconciliation(con, first, first + timedelta(days=6))
     folder = settings.reports_dir / week
     folder.mkdir(parents=True, exist_ok=True)
     stem = f"margin-review-{week}"

@@ -308,6 +308,40 @@ def restatements_table(review: WeeklyReview) -> Table:
     )
 
 
+def reconciliation_table(review: WeeklyReview) -> Table:
+    rows: list[list[Cell]] = [
+        [r.provider, r.component, r.priced_cost, r.reported_cost, r.difference,
+         r.difference_pct, r.days, r.drifting_days]
+        for r in review.reconciliation
+    ]  # fmt: skip
+    drifting = sum(r.drifting_days for r in review.reconciliation)
+    if not rows:
+        note = "No provider bill or reported cost to reconcile this week."
+    elif drifting:
+        note = (
+            f"{drifting} provider-days billed more than the tolerance (2% and at least 1 "
+            f"{review.currency}) away from the rate card: rate card drift, check those prices."
+        )
+    else:
+        note = "Every reconciled provider-day is within the tolerance."
+    return Table(
+        "reconciliation",
+        "Reconciliation with provider bills",
+        (
+            Column("provider"),
+            Column("component"),
+            Column("priced", "money"),
+            Column("billed", "money"),
+            Column("difference", "signed_money"),
+            Column("difference %", "signed_pct"),
+            Column("days", "int"),
+            Column("days over tolerance", "int"),
+        ),
+        rows,
+        note=note,
+    )
+
+
 def review_tables(review: WeeklyReview) -> list[Table]:
     return [
         margin_table(review),
@@ -318,4 +352,5 @@ def review_tables(review: WeeklyReview) -> list[Table]:
         data_quality_table(review),
         quarantine_table(review),
         restatements_table(review),
+        reconciliation_table(review),
     ]

@@ -20,6 +20,7 @@ import duckdb
 
 from ledger.alerts.detection import COMPONENTS
 from ledger.alerts.figures import day_end_utc, newest_event_at
+from ledger.report.reconciliation import ReconciledWeek
 
 ZERO = Decimal(0)
 HUNDRED = Decimal(100)
@@ -151,6 +152,8 @@ class WeeklyReview:
     quarantine: list[tuple[str, int]] = field(default_factory=list)  # (reason, rows in week)
     quarantine_undated: int = 0  # rows whose occurred_at cannot be read at all (all time)
     restatements: list[Restatement] = field(default_factory=list)
+    # SPEC 10: provider bills against priced usage (ledger.report.reconciliation).
+    reconciliation: list[ReconciledWeek] = field(default_factory=list)
 
     @property
     def total(self) -> TenantWeek:

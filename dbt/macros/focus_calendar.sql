@@ -1,0 +1,6 @@
+{#- The UTC instant at which a date of the reporting time zone begins (FOCUS charge periods are
+    the business day in UTC bounds). -#}
+{% macro business_day_start_utc(date_expression) -%}
+    ((cast({{ date_expression }} as timestamp) at time zone '{{ var("timezone") }}')
+        at time zone 'UTC')
+{%- endmacro %}

@@ -1,0 +1,105 @@
+{#-
+    What providers and platforms say usage cost (SPEC 9, 10): `cost.reported` events (per session)
+    and the rows of imported provider invoices or usage exports (per UTC day), one row each, the
+    amount widened to DECIMAL(38, 12) and converted to the reporting currency at the FX rate of
+    the latest date on or before the UTC date (SPEC 4), exactly like priced usage.
+
+    The reconciliation day is the UTC date: providers bill by UTC day, and priced usage lines carry
+    the same `usage_date`.
+-#}
+{%- set reporting_currency = var('reporting_currency') -%}
+
+with
+
+events as (
+    select * from {{ ref('stg_metering__events') }}
+),
+
+imported as (
+    {{ imported_provider_costs() }}
+),
+
+fx_rates as (
+    select * from {{ ref('stg_reference__fx_rates') }}
+),
+
+reported_events as (
+    select
+        'event' as reported_via,
+        source || ':' || event_id as reported_id,
+        tenant_id,
+        session_id,
+        occurred_at,
+        cast(occurred_at as date) as usage_date,
+        provider,
+        component,
+        model,
+        turn_index,
+        item,
+        {{ money('amount') }} as reported_amount,
+        currency as reported_currency,
+    from events
+    where event_type = 'cost.reported'
+),
+
+reported_imports as (
+    select
+        'import' as reported_via,
+        file_name || ':' || cast(line_number as varchar) as reported_id,
+        cast(null as varchar) as tenant_id,
+        cast(null as varchar) as session_id,
+        cast(null as timestamp) as occurred_at,
+        usage_date,
+        provider,
+        component,
+        model,
+        cast(null as bigint) as turn_index,
+        item,
+        {{ money('amount') }} as reported_amount,
+        currency as reported_currency,
+    from imported
+),
+
+reported as (
+    select * from reported_events
+    union all
+    select * from reported_imports
+),
+
+with_fx as (
+    select
+        reported.*,
+        fx.fx_rate as listed_fx_rate,
+    from reported
+    asof left join fx_rates as fx
+        on reported.reported_currency = fx.currency
+        and reported.usage_date >= fx.rate_date
+),
+
+final as (
+    select
+        reported_via,
+        reported_id,
+        tenant_id,
+        session_id,
+        occurred_at,
+        usage_date,
+        provider,
+        component,
+        model,
+        turn_index,
+        item,
+        reported_amount,
+        reported_currency,
+        case
+            when reported_currency = '{{ reporting_currency }}' then {{ money(1) }}
+            else listed_fx_rate
+        end as fx_rate,
+        {{ money(
+            'reported_amount * case when reported_currency = \'' ~ reporting_currency
+            ~ '\' then 1 else listed_fx_rate end') }} as amount,
+        '{{ reporting_currency }}' as currency,
+    from with_fx
+)
+
+select * from final

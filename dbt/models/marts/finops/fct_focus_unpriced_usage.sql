@@ -1,0 +1,40 @@
+{#-
+    The sidecar of the FOCUS export (SPEC 10): usage the rate card could not price is never a
+    zero-cost charge. One row per business date x tenant x session x component x provider x
+    model x meter, with the quantity and why it is unpriced.
+-#}
+
+with
+
+usage_lines as (
+    select * from {{ ref('int_usage_lines_priced') }}
+),
+
+sessions as (
+    select * from {{ ref('int_sessions_resolved') }}
+),
+
+final as (
+    select
+        sessions.business_date,
+        usage_lines.tenant_id,
+        usage_lines.session_id,
+        usage_lines.component,
+        usage_lines.provider,
+        usage_lines.model,
+        usage_lines.meter,
+        sum(usage_lines.quantity) as quantity,
+        count(*) as usage_events,
+        string_agg(distinct usage_lines.unpriced_reason, ', ' order by usage_lines.unpriced_reason)
+            as unpriced_reasons,
+        min(usage_lines.occurred_at) as first_occurred_at,
+        max(usage_lines.occurred_at) as last_occurred_at,
+    from usage_lines
+    inner join sessions
+        on usage_lines.session_id = sessions.session_id
+    where not usage_lines.is_priced
+        and usage_lines.quantity > 0
+    group by all
+)
+
+select * from final

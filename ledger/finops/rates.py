@@ -1,0 +1,401 @@
+"""`ledger rates import|check`: rate-card rows proposed from the price catalogue, reviewed, merged.
+
+    proposal = propose_rates(settings)          # models in use x catalogue, diffed with the card
+    write_proposal(proposal, path)              # a CSV a person reviews (and may edit)
+    apply_proposal(settings, path)              # merged into rate_card.csv, never silently
+
+A proposed row starts on `effective_from`: by default today (UTC) for a model the rate card
+already prices (a catalogue refresh changes prices from now on, it does not restate the past), and
+the model's first use for a model it does not price yet (so its history gets priced).
+
+Merging follows SPEC 4's overlap rule: two rows of one (provider, model, meter) must not overlap.
+A current row in force when a changed price starts is closed on that date (its `effective_to` is
+set), and the merge lists every row it closed and added; a current row that starts on or after the
+proposed one is a conflict that only a person can resolve, so the merge refuses and names it. The
+merged card is validated by the reference loader before it replaces rate_card.csv.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from decimal import Decimal
+from pathlib import Path
+
+import duckdb
+
+from ledger.finops.catalogue import (
+    CATALOGUE_CURRENCY,
+    PER_MILLION,
+    catalogue_name,
+    find_model,
+    today_utc,
+)
+from ledger.reference import RateCardRow, ReferenceDataError, load_reference
+from ledger.reference.loader import RATE_CARD_COLUMNS, RATE_CARD_FILE, REFERENCE_FILES
+from ledger.reference.models import as_csv_instant
+from ledger.settings import Settings
+
+PROPOSAL_COLUMNS: tuple[str, ...] = (*RATE_CARD_COLUMNS, "action", "current", "note")
+NEW, CHANGE, UNCHANGED, CONFLICT = "new", "change", "unchanged", "conflict"
+APPLIED_ACTIONS = (NEW, CHANGE)
+
+
+class RatesError(ValueError):
+    """The proposal cannot be merged as it stands; the message names the rows and what to do."""
+
+
+@dataclass(frozen=True)
+class ModelInUse:
+    provider: str
+    model: str
+    component: str
+    first_used: date
+
+
+@dataclass(frozen=True)
+class ProposedRow:
+    provider: str
+    model: str
+    meter: str
+    price: Decimal
+    per: Decimal
+    currency: str
+    effective_from: date
+    effective_to: date | None
+    action: str
+    current: str
+    note: str
+
+
+@dataclass
+class Proposal:
+    catalogue: str
+    rows: list[ProposedRow] = field(default_factory=list)
+    unknown: list[ModelInUse] = field(default_factory=list)
+    missing_meters: list[tuple[ModelInUse, str]] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        result = {action: 0 for action in (NEW, CHANGE, UNCHANGED, CONFLICT)}
+        for row in self.rows:
+            result[row.action] += 1
+        return result
+
+
+def _plain(value: Decimal) -> str:
+    """A Decimal as plain text, never an exponent: 0.135, 1000000."""
+    text = format(value, "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def _describe(row: RateCardRow) -> str:
+    end = as_csv_instant(row.effective_to) if row.effective_to else "open"
+    return (
+        f"line {row.line_number}: {_plain(row.price)} {row.currency} per {_plain(row.per)} "
+        f"from {as_csv_instant(row.effective_from)} to {end}"
+    )
+
+
+def models_in_use(settings: Settings) -> list[ModelInUse]:
+    """The LLM and realtime provider/model pairs in the warehouse's accepted events."""
+    if not settings.warehouse_path.exists():
+        raise FileNotFoundError(
+            f"no warehouse at {settings.warehouse_path}; run `ledger build` first"
+        )
+    with duckdb.connect(str(settings.warehouse_path), read_only=True) as con:
+        con.execute("set TimeZone = 'UTC'")
+        rows = con.execute(
+            """
+            select provider, model, split_part(event_type, '.', 1) as component,
+                cast(min(occurred_at) as date) as first_used
+            from raw.events
+            where event_type in ('llm.usage', 'realtime.usage')
+            group by all
+            order by component, provider, model
+            """
+        ).fetchall()
+    return [ModelInUse(*row) for row in rows]
+
+
+def _windows_overlap(start: datetime, end: datetime | None, row: RateCardRow) -> bool:
+    return (end is None or row.effective_from < end) and (
+        row.effective_to is None or start < row.effective_to
+    )
+
+
+def _classify(
+    key: tuple[str, str, str],
+    price: Decimal,
+    start: date,
+    end: date | None,
+    card: list[RateCardRow],
+) -> tuple[str, str]:
+    starts_at = datetime.combine(start, datetime.min.time())
+    ends_at = datetime.combine(end, datetime.min.time()) if end else None
+    overlapping = [
+        r for r in card if (r.provider, r.model, r.meter) == key
+        and _windows_overlap(starts_at, ends_at, r)
+    ]  # fmt: skip
+    if not overlapping:
+        return NEW, ""
+    current = "; ".join(_describe(r) for r in overlapping)
+    if any(r.effective_from >= starts_at for r in overlapping):
+        return CONFLICT, current
+    if len(overlapping) == 1:
+        only = overlapping[0]
+        same = (only.price / only.per == price / PER_MILLION) and only.currency == (
+            CATALOGUE_CURRENCY
+        )
+        if same and only.effective_to is None and end is None:
+            return UNCHANGED, current
+    return CHANGE, current
+
+
+def propose_rates(settings: Settings, effective_from: date | None = None) -> Proposal:
+    """Rate-card rows for every LLM and realtime model in use that the catalogue prices."""
+    card = list(load_reference(settings.reference_dir, settings.reporting_currency).rate_card)
+    proposal = Proposal(catalogue_name())
+    for used in models_in_use(settings):
+        priced = any((r.provider, r.model) == (used.provider, used.model) for r in card)
+        since = effective_from or (today_utc() if priced else used.first_used)
+        found = find_model(used.provider, used.model, used.component, since)
+        if found is None or not found.windows:
+            proposal.unknown.append(used)
+            continue
+        proposal.missing_meters += [(used, meter) for meter in found.missing_meters]
+        for window in found.windows:
+            key = (used.provider, used.model, window.meter)
+            action, current = _classify(
+                key, window.price, window.effective_from, window.effective_to, card
+            )
+            proposal.rows.append(
+                ProposedRow(
+                    provider=used.provider,
+                    model=used.model,
+                    meter=window.meter,
+                    price=window.price,
+                    per=PER_MILLION,
+                    currency=CATALOGUE_CURRENCY,
+                    effective_from=window.effective_from,
+                    effective_to=window.effective_to,
+                    action=action,
+                    current=current,
+                    note="; ".join(
+                        filter(
+                            None, [f"{proposal.catalogue} model {found.catalogue_id}", window.note]
+                        )  # fmt: skip
+                    ),
+                )
+            )
+    return proposal
+
+
+def write_proposal(proposal: Proposal, path: Path) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(PROPOSAL_COLUMNS)
+    for row in proposal.rows:
+        writer.writerow(
+            [
+                row.provider,
+                row.model,
+                row.meter,
+                _plain(row.price),
+                _plain(row.per),
+                row.currency,
+                row.effective_from.isoformat(),
+                row.effective_to.isoformat() if row.effective_to else "",
+                row.action,
+                row.current,
+                row.note,
+            ]
+        )
+    _replace(path, buffer.getvalue())
+
+
+def describe_proposal(proposal: Proposal) -> list[str]:
+    """The diff against the current rate card, for a person."""
+    lines = []
+    for row in proposal.rows:
+        end = row.effective_to.isoformat() if row.effective_to else "open"
+        text = (
+            f"{row.action:9} {row.provider}/{row.model} {row.meter}: {_plain(row.price)} "
+            f"{row.currency} per {_plain(row.per)} from {row.effective_from} to {end}"
+        )
+        if row.current and row.action != UNCHANGED:
+            text += f" (rate card now: {row.current})"
+        lines.append(text)
+    for used, meter in proposal.missing_meters:
+        lines.append(
+            f"no price  {used.provider}/{used.model} {meter}: the catalogue has none; "
+            "price it by hand"
+        )
+    for used in proposal.unknown:
+        lines.append(
+            f"unknown   {used.provider}/{used.model} ({used.component}): not in "
+            f"{proposal.catalogue}; keep pricing it by hand"
+        )
+    return lines
+
+
+# ---- apply ---------------------------------------------------------------------------------------
+
+
+def _read_rows(path: Path) -> tuple[list[str], list[list[str]]]:
+    with path.open(newline="", encoding="utf-8-sig") as handle:
+        reader = csv.reader(handle)
+        header = next(reader)
+        return header, [row for row in reader if any(cell.strip() for cell in row)]
+
+
+def _replace(path: Path, text: str) -> None:
+    """Write `text` to `path` atomically (a temporary file in the same folder, renamed)."""
+    handle, partial = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
+            out.write(text)
+        os.replace(partial, path)
+    finally:
+        Path(partial).unlink(missing_ok=True)
+
+
+def apply_proposal(settings: Settings, proposal_path: Path) -> list[str]:
+    """Merge the `new` and `change` rows of a reviewed proposal into rate_card.csv.
+
+    Returns what was done, one line per closed and added row. Raises `RatesError` on a conflict
+    and `ReferenceDataError` when the merged card would not load; rate_card.csv is unchanged then.
+    """
+    card_path = settings.reference_dir / RATE_CARD_FILE
+    header, proposal_rows = _read_rows(Path(proposal_path))
+    missing = [c for c in PROPOSAL_COLUMNS if c not in header]
+    if missing:
+        raise RatesError(
+            f"{proposal_path} is not a rate proposal: missing columns {', '.join(missing)}; "
+            "write one with `ledger rates import`"
+        )
+    proposed = [dict(zip(header, row, strict=False)) for row in proposal_rows]
+    card_header, card_rows = _read_rows(card_path)
+    card = list(load_reference(settings.reference_dir, settings.reporting_currency).rate_card)
+    # Rate card rows by CSV line (the header is line 1); blank rows were skipped by both readers.
+    by_line = {row.line_number: index for index, row in enumerate(card)}
+    column = {name: card_header.index(name) for name in RATE_CARD_COLUMNS}
+    done: list[str] = []
+    additions: list[list[str]] = []
+    for number, row in enumerate(proposed, start=2):
+        if row["action"] not in APPLIED_ACTIONS:
+            continue
+        key = (row["provider"], row["model"], row["meter"])
+        start = datetime.fromisoformat(row["effective_from"])
+        end = datetime.fromisoformat(row["effective_to"]) if row["effective_to"] else None
+        for index, current in enumerate(card):
+            if (current.provider, current.model, current.meter) != key:
+                continue
+            if not _windows_overlap(start, end, current):
+                continue
+            if current.effective_from >= start or (
+                end is not None and (current.effective_to is None or current.effective_to > end)
+            ):
+                raise RatesError(
+                    f"{proposal_path} line {number} ({'/'.join(key)} from "
+                    f"{row['effective_from']}) overlaps {RATE_CARD_FILE} {_describe(current)}, "
+                    "which closing it cannot resolve; edit the rate card or the proposal by hand"
+                )
+            cells = card_rows[by_line[current.line_number]]
+            cells[column["effective_to"]] = row["effective_from"]
+            # Later windows of the same key see the row as now closed.
+            card[index] = current.model_copy(update={"effective_to": start})
+            done.append(f"closed {RATE_CARD_FILE} {_describe(current)} on {row['effective_from']}")
+        cells = [""] * len(card_header)
+        for name in RATE_CARD_COLUMNS:
+            cells[column[name]] = row[name]
+        additions.append(cells)
+        done.append(
+            f"added {'/'.join(key)}: {row['price']} {row['currency']} per {row['per']} from "
+            f"{row['effective_from']} to {row['effective_to'] or 'open'}"
+        )
+    if not additions:
+        return ["nothing to apply: the proposal has no `new` or `change` rows"]
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(card_header)
+    writer.writerows(card_rows + additions)
+    _check_merged(settings, buffer.getvalue())
+    _replace(card_path, buffer.getvalue())
+    return done
+
+
+def _check_merged(settings: Settings, rate_card_text: str) -> None:
+    """Load the merged rate card with the other reference files, in a scratch folder."""
+    with tempfile.TemporaryDirectory() as scratch:
+        for name in REFERENCE_FILES:
+            source = settings.reference_dir / name
+            if source.exists():
+                shutil.copy(source, Path(scratch) / name)
+        (Path(scratch) / RATE_CARD_FILE).write_text(rate_card_text, encoding="utf-8")
+        try:
+            load_reference(Path(scratch), settings.reporting_currency)
+        except ReferenceDataError as exc:
+            raise ReferenceDataError(settings.reference_dir, exc.problems) from None
+
+
+# ---- check ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class UnpricedMeter:
+    provider: str
+    model: str
+    meter: str
+    usage_events: int
+    quantity: Decimal
+    first_seen: datetime
+    last_seen: datetime
+
+
+def check_rates(settings: Settings) -> list[UnpricedMeter]:
+    """Meters in use (quantity > 0) that the current rate card files leave without a price."""
+    card = load_reference(settings.reference_dir, settings.reporting_currency).rate_card
+    with duckdb.connect(str(settings.warehouse_path), read_only=True) as con:
+        con.execute("set TimeZone = 'UTC'")
+        found = con.execute(
+            "select count(*) from information_schema.tables where table_schema = 'intermediate' "
+            "and table_name = 'int_usage_lines_unpivoted'"
+        ).fetchone()[0]
+        if not found:
+            raise LookupError(
+                f"{settings.warehouse_path} has no usage lines yet; run `ledger build` first"
+            )
+        con.execute(
+            "create temp table rate_card (provider varchar, model varchar, meter varchar, "
+            "effective_from timestamp, effective_to timestamp)"
+        )
+        con.executemany(
+            "insert into rate_card values (?, ?, ?, ?, ?)",
+            [[r.provider, r.model, r.meter, r.effective_from, r.effective_to] for r in card],
+        )
+        rows = con.execute(
+            """
+            select provider, model, meter, count(distinct source || chr(31) || event_id),
+                sum(quantity), min(occurred_at), max(occurred_at)
+            from intermediate.int_usage_lines_unpivoted as usage_lines
+            where quantity > 0 and not exists (
+                select 1 from rate_card
+                where rate_card.provider = usage_lines.provider
+                    and rate_card.model = usage_lines.model
+                    and rate_card.meter = usage_lines.meter
+                    and usage_lines.occurred_at >= rate_card.effective_from
+                    and (rate_card.effective_to is null
+                         or usage_lines.occurred_at < rate_card.effective_to)
+            )
+            group by all
+            order by provider, model, meter
+            """
+        ).fetchall()
+    return [UnpricedMeter(*row) for row in rows]
