@@ -26,7 +26,13 @@ sessions as (
     select * from {{ ref('int_sessions_resolved') }}
 ),
 
-charges as (
+-- SPEC 9: a session x component x provider group whose cost is the provider's reported amount is
+-- charged at that amount (one row, model `reported`), not at its usage lines.
+cost_groups as (
+    select * from {{ ref('int_cost_groups_resolved') }}
+),
+
+usage_charges as (
     select
         sessions.business_date,
         usage_lines.tenant_id,
@@ -46,11 +52,50 @@ charges as (
         sum(usage_lines.quantity) as consumed_quantity,
         sum(usage_lines.billed_quantity) as pricing_quantity,
         count(distinct usage_lines.source || chr(31) || usage_lines.event_id) as usage_events,
+        false as is_reported,
     from usage_lines
     inner join sessions
         on usage_lines.session_id = sessions.session_id
+    left join cost_groups
+        on usage_lines.session_id = cost_groups.session_id
+        and usage_lines.component = cost_groups.component
+        and usage_lines.provider = cost_groups.provider
     where usage_lines.is_priced
+        and coalesce(cost_groups.cost_source, 'usage') <> 'reported'
     group by all
+),
+
+reported_charges as (
+    select
+        sessions.business_date,
+        sessions.tenant_id,
+        cost_groups.session_id,
+        sessions.scenario,
+        sessions.pipeline,
+        cost_groups.component,
+        cost_groups.provider,
+        'reported' as model,
+        case cost_groups.component
+            {%- for component, unit in units.items() %}
+            when '{{ component }}' then {{ unit }}
+            {%- endfor %}
+            else 'Minutes'
+        end as unit,
+        cost_groups.cost,
+        cast(null as decimal(38, 12)) as consumed_quantity,
+        cast(null as decimal(38, 12)) as pricing_quantity,
+        cast(0 as bigint) as usage_events,
+        true as is_reported,
+    from cost_groups
+    inner join sessions
+        on cost_groups.session_id = sessions.session_id
+    where cost_groups.cost_source = 'reported'
+),
+
+charges as (
+    select * from usage_charges
+    union all by name
+    select * from reported_charges
 ),
 
 final as (
@@ -84,9 +129,12 @@ final as (
         'Usage' as "ChargeType",
         cast(null as varchar) as "ChargeClass",
         'Usage-Based' as "ChargeFrequency",
-        component || ' usage of ' || provider || '/' || model
-            || ' at rate-card list prices (no discounts or commitments applied yet)'
-            as "ChargeDescription",
+        case
+            when is_reported then component || ' cost of ' || provider
+                || ' as the provider reported it (its usage is not fully priced by the rate card)'
+            else component || ' usage of ' || provider || '/' || model
+                || ' at rate-card list prices (no discounts or commitments applied yet)'
+        end as "ChargeDescription",
         'Standard' as "PricingCategory",
         consumed_quantity as "ConsumedQuantity",
         unit as "ConsumedUnit",

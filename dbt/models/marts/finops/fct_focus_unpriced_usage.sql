@@ -14,6 +14,11 @@ sessions as (
     select * from {{ ref('int_sessions_resolved') }}
 ),
 
+-- Unpriced lines of a group whose reported cost stands in for them are charged (SPEC 9).
+cost_groups as (
+    select * from {{ ref('int_cost_groups_resolved') }}
+),
+
 final as (
     select
         sessions.business_date,
@@ -32,8 +37,13 @@ final as (
     from usage_lines
     inner join sessions
         on usage_lines.session_id = sessions.session_id
+    left join cost_groups
+        on usage_lines.session_id = cost_groups.session_id
+        and usage_lines.component = cost_groups.component
+        and usage_lines.provider = cost_groups.provider
     where not usage_lines.is_priced
         and usage_lines.quantity > 0
+        and coalesce(cost_groups.cost_source, 'unpriced') <> 'reported'
     group by all
 )
 
