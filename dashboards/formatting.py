@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from decimal import ROUND_HALF_EVEN, Decimal
 
+from ledger.ratios import ratio
+
 CENT = Decimal("0.01")
 NO_VALUE = "—"
 
@@ -32,13 +34,6 @@ def money_float(value: Decimal | int | None) -> float | None:
     """The half-even cent value as a float, for sortable tables and charts."""
     rounded = round_money(value)
     return None if rounded is None else float(rounded)
-
-
-def ratio(numerator: Decimal | None, denominator: Decimal | None) -> Decimal | None:
-    """numerator / denominator in Decimal; None when either is unknown or the denominator is 0."""
-    if numerator is None or denominator is None or denominator == 0:
-        return None
-    return Decimal(numerator) / Decimal(denominator)
 
 
 def percent(value: Decimal | float | None, places: int = 1) -> str:

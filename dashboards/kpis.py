@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pandas as pd
 
-from dashboards.formatting import ratio
+from ledger.ratios import gross_margin_pct, ratio
 
 
 def _decimal(value: object) -> Decimal | None:
@@ -56,4 +56,4 @@ def margin_pct(revenue: object, total_cost: object) -> Decimal | None:
     revenue, total_cost = _decimal(revenue), _decimal(total_cost)
     if revenue is None or total_cost is None:
         return None
-    return ratio((revenue - total_cost) * 100, revenue)
+    return gross_margin_pct(revenue, total_cost)

@@ -253,7 +253,7 @@ def cost_breakdown(
             coalesce(sum(lines.amount) filter (where lines.is_priced), 0) as cost,
             coalesce(sum(lines.savings_amount), 0) as cache_savings,
             count(*) filter (where not lines.is_priced) as unpriced_lines
-        from intermediate.int_usage_lines_priced as lines
+        from marts.fct_usage_lines as lines
         inner join marts.fct_session_ledger as sessions
             on lines.session_id = sessions.session_id
         where {where}
@@ -288,7 +288,7 @@ def cost_by_phase_route(
                 as output_tokens,
             coalesce(sum(lines.amount) filter (where lines.is_priced), 0) as llm_cost,
             coalesce(sum(lines.savings_amount), 0) as llm_cache_savings
-        from intermediate.int_usage_lines_priced as lines
+        from marts.fct_usage_lines as lines
         inner join marts.fct_session_ledger as sessions
             on lines.session_id = sessions.session_id
         where lines.component = 'llm' and {where}
@@ -329,11 +329,7 @@ def latency_budget(
     sql = f"""
         with turns as (select * from marts.fct_turn_latency where {where}),
         lines as ({_budget_lines_sql()}),
-        owners as (
-            select segment, min(owner) as owner
-            from reference.latency_budgets
-            group by segment
-        ),
+        owners as (select segment, owner from marts.dim_latency_budget_owners),
         final as (
             select
                 lines.segment,
@@ -419,7 +415,7 @@ def experience_totals(
     where, params = session_filter(date_from, date_to, tenants, scenarios, pipelines)
     sql = f"""
         select {_EXPERIENCE_SUMS}
-        from intermediate.int_session_experience_aggregated
+        from marts.fct_session_experience
         where {where}
     """
     return run(version, sql, params)
@@ -438,7 +434,7 @@ def experience_daily(
     where, params = session_filter(date_from, date_to, tenants, scenarios, pipelines)
     sql = f"""
         select business_date, {_EXPERIENCE_SUMS}
-        from intermediate.int_session_experience_aggregated
+        from marts.fct_session_experience
         where {where}
         group by business_date
         order by business_date
@@ -468,7 +464,7 @@ def degradations_by_kind(
         ),
         events as (
             select degradations.kind, degradations.session_id
-            from staging.stg_metering__session_degradations as degradations
+            from marts.fct_degradations as degradations
             inner join filtered on degradations.session_id = filtered.session_id
         ),
         kinds as (select kind from {kinds})
@@ -560,7 +556,7 @@ def combined_by_tenant(
                 sum(cached_tts_characters) / nullif(sum(tts_characters), 0)
                     as tts_phrase_cache_hit_rate,
                 count(*) filter (where is_degraded) / nullif(count(*), 0) as degradation_rate
-            from intermediate.int_session_experience_aggregated
+            from marts.fct_session_experience
             where {where}
             group by tenant_id
         ),
@@ -640,7 +636,7 @@ def session_lines(version: str, session_id: str) -> pd.DataFrame:
             occurred_at, turn_index, component, provider, model, phase, route, meter, quantity,
             is_cache_hit, billed_quantity, unit_price_reporting, is_priced, unpriced_reason,
             amount, savings_kind, savings_amount
-        from intermediate.int_usage_lines_priced
+        from marts.fct_usage_lines
         where session_id = ?
         order by occurred_at, source, event_id, meter
     """
@@ -666,7 +662,7 @@ def session_interruptions(version: str, session_id: str) -> pd.DataFrame:
     sql = """
         select occurred_at, turn_index, is_false_interruption, wasted_output_tokens,
             wasted_tts_characters, is_priced, unpriced_reason, waste_amount
-        from intermediate.int_interruption_waste_priced
+        from marts.fct_interruptions
         where session_id = ?
         order by occurred_at, source, event_id
     """
@@ -677,7 +673,7 @@ def session_interruptions(version: str, session_id: str) -> pd.DataFrame:
 def session_degradations(version: str, session_id: str) -> pd.DataFrame:
     sql = """
         select occurred_at, kind, turn_index, reason
-        from staging.stg_metering__session_degradations
+        from marts.fct_degradations
         where session_id = ?
         order by occurred_at, source, event_id
     """
@@ -690,8 +686,8 @@ def session_degradations(version: str, session_id: str) -> pd.DataFrame:
 @cached
 def quarantine_by_reason(version: str) -> pd.DataFrame:
     sql = """
-        select reason, count(*) as rows, count(distinct source_file) as files
-        from raw.quarantine
+        select reason, count(*) as rows, count(distinct file) as files
+        from marts.fct_quarantined_rows
         group by reason
         order by rows desc, reason
     """
@@ -701,10 +697,10 @@ def quarantine_by_reason(version: str) -> pd.DataFrame:
 @cached
 def quarantine_by_file(version: str) -> pd.DataFrame:
     sql = """
-        select source_file, reason, count(*) as rows, min(line_number) as first_line
-        from raw.quarantine
-        group by source_file, reason
-        order by source_file, rows desc, reason
+        select file as source_file, reason, count(*) as rows, min(line) as first_line
+        from marts.fct_quarantined_rows
+        group by file, reason
+        order by file, rows desc, reason
     """
     return run(version, sql)
 
@@ -730,7 +726,7 @@ def unpriced_usage(
             count(distinct lines.session_id) as sessions,
             min(lines.occurred_at) as first_at,
             max(lines.occurred_at) as last_at
-        from intermediate.int_usage_lines_priced as lines
+        from marts.fct_usage_lines as lines
         inner join marts.fct_session_ledger as sessions
             on lines.session_id = sessions.session_id
         where not lines.is_priced and {where}
@@ -754,7 +750,7 @@ def unpriced_interruptions(
     )
     sql = f"""
         select waste.unpriced_reason, count(*) as interruptions
-        from intermediate.int_interruption_waste_priced as waste
+        from marts.fct_interruptions as waste
         inner join marts.fct_session_ledger as sessions
             on waste.session_id = sessions.session_id
         where not waste.is_priced and {where}
@@ -768,7 +764,7 @@ def unpriced_interruptions(
 def ingested_files(version: str) -> pd.DataFrame:
     sql = """
         select path, rows, accepted, duplicates, quarantined, ingested_at
-        from raw.ingested_files
+        from marts.fct_ingested_files
         order by ingested_at desc, path
     """
     return run(version, sql)
@@ -776,4 +772,4 @@ def ingested_files(version: str) -> pd.DataFrame:
 
 @cached
 def reference_meta(version: str) -> pd.DataFrame:
-    return run(version, "select * from reference.meta")
+    return run(version, "select * from marts.dim_reference_meta")

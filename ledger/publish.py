@@ -17,20 +17,9 @@ import duckdb
 
 from ledger.settings import Settings
 
-# Tables copied besides every table of the `marts` schema. A view (staging) is copied as a table
-# of its rows: the published file holds no raw events for it to read from.
-EXTRA_TABLES = (
-    "intermediate.int_usage_lines_priced",
-    # The boards filter experience by scenario and pipeline, and the session explorer lists each
-    # session's interruptions and degradations: both need these per-session / per-event rows.
-    "intermediate.int_session_experience_aggregated",
-    "intermediate.int_interruption_waste_priced",
-    "staging.stg_metering__session_degradations",
-    "raw.quarantine",
-    "raw.ingested_files",
-    "reference.latency_budgets",
-    "reference.meta",
-)
+# The one schema readers may name: everything people see is computed in a mart (the boards, the
+# alerts, the weekly review and the export read nothing else), so nothing else is published.
+PUBLISHED_SCHEMA = "marts"
 
 
 @dataclass(frozen=True)
@@ -42,12 +31,11 @@ class PublishResult:
 
 def _tables(con: duckdb.DuckDBPyConnection) -> list[str]:
     found = con.execute(
-        "select table_schema, table_name from information_schema.tables "
-        "where table_catalog = 'warehouse' and table_type in ('BASE TABLE', 'VIEW') order by 1, 2"
+        "select table_name from information_schema.tables where table_catalog = 'warehouse' "
+        "and table_schema = ? and table_type in ('BASE TABLE', 'VIEW') order by 1",
+        [PUBLISHED_SCHEMA],
     ).fetchall()
-    marts = [f"{schema}.{name}" for schema, name in found if schema == "marts"]
-    existing = {f"{schema}.{name}" for schema, name in found}
-    return marts + [t for t in EXTRA_TABLES if t in existing]
+    return [f"{PUBLISHED_SCHEMA}.{name}" for (name,) in found]
 
 
 def publish(settings: Settings) -> PublishResult:
@@ -63,8 +51,7 @@ def publish(settings: Settings) -> PublishResult:
         con.execute(f"attach '{staging}' as published")
         tables = _tables(con)
         try:
-            for schema in sorted({t.split(".")[0] for t in tables}):
-                con.execute(f"create schema published.{schema}")
+            con.execute(f"create schema published.{PUBLISHED_SCHEMA}")
             for table in tables:
                 con.execute(f"create table published.{table} as select * from warehouse.{table}")
             newest = con.execute(

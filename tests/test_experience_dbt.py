@@ -29,7 +29,6 @@ from ledger.warehouse import connect, ensure_raw_schema
 EXPERIENCE_MARTS = (
     "fct_turn_latency",
     "fct_latency_budget_tenant_daily",
-    "fct_latency_budget_scenario_daily",
     "fct_latency_budget_weekly",
     "fct_experience_tenant_daily",
     "fct_capacity_tenant_hourly",
@@ -340,22 +339,6 @@ def test_the_scenario_default_applies_without_an_override(warehouse: Settings) -
         ("tts_first_frame", 120, 100.0, False, None),
         ("network_playback", 60, 50.0, False, None),
         ("first_audio", 1000, 700.0, False, None),
-    ]
-
-
-def test_the_scenario_table_mixes_budgets_and_compares_each_turn_with_its_own(
-    warehouse: Settings,
-) -> None:
-    # Only lumen-health has companion turns; customer_service is acme's alone.
-    rows = query(
-        warehouse,
-        "select scenario, budget_ms, min_budget_ms, max_budget_ms, measured_turns"
-        " from marts.fct_latency_budget_scenario_daily where segment = 'first_audio'"
-        " order by scenario",
-    )
-    assert [tuple(row.values()) for row in rows] == [
-        ("companion", 450, 450, 450, 2),
-        ("customer_service", 1000, 1000, 1000, 1),
     ]
 
 

@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
 
+from ledger.ratios import gross_margin_pct
+
 COMPONENTS: tuple[str, ...] = ("asr", "llm", "tts", "realtime", "vision", "infra")
 TENANT_METRICS: tuple[str, ...] = ("cost_per_billable_minute", "total_cost", "gross_margin_pct")
 METRICS: tuple[str, ...] = TENANT_METRICS + tuple(f"{c}_cost" for c in COMPONENTS)
@@ -92,9 +94,7 @@ class TenantDay:
 
     @property
     def gross_margin_pct(self) -> Decimal | None:
-        if self.revenue <= 0:
-            return None
-        return HUNDRED * (self.revenue - self.total_cost) / self.revenue
+        return gross_margin_pct(self.revenue, self.total_cost)
 
     def component(self, name: str) -> ComponentDay:
         return self.components.get(name) or ComponentDay(ZERO, ZERO, 0)

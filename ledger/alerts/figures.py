@@ -14,6 +14,7 @@ from zoneinfo import ZoneInfo
 import duckdb
 
 from ledger.alerts.detection import COMPONENTS, ComponentDay, TenantDay
+from ledger.ratios import ratio
 
 ZERO = Decimal(0)
 
@@ -61,7 +62,7 @@ _PROVIDER_COSTS_SQL = """
         lines.model,
         sum(lines.amount) as cost,
         count(distinct lines.session_id) as sessions,
-    from intermediate.int_usage_lines_priced as lines
+    from marts.fct_usage_lines as lines
     inner join marts.fct_session_ledger as sessions
         on lines.session_id = sessions.session_id
     where sessions.business_date between ? and ?
@@ -69,33 +70,30 @@ _PROVIDER_COSTS_SQL = """
     group by all
 """
 
-# Cacheable quantity and the part served from cache, per component (SPEC 6 hit rates).
+# The cache hit rates of SPEC 6 with the numerators and denominators the boards divide too
+# (fct_experience_tenant_daily): the prefix cache is LLM and realtime input tokens together, so
+# an anomaly on either component is explained by the same rate the boards show.
 _CACHE_SQL = """
     select
-        sessions.tenant_id,
-        sessions.business_date,
-        lines.component,
-        sum(case
-            when lines.meter in ('llm.cached_input_tokens', 'realtime.cached_input_audio_tokens',
-                                 'realtime.cached_input_text_tokens') then lines.quantity
-            when lines.meter in ('tts.characters', 'vision.images') and lines.is_cache_hit
-                then lines.quantity
-            else 0
-        end) as cached,
-        sum(case
-            when lines.meter in ('llm.input_tokens', 'llm.cached_input_tokens',
-                                 'realtime.input_audio_tokens', 'realtime.cached_input_audio_tokens',
-                                 'realtime.input_text_tokens', 'realtime.cached_input_text_tokens',
-                                 'tts.characters', 'vision.images') then lines.quantity
-            else 0
-        end) as cacheable,
-    from intermediate.int_usage_lines_priced as lines
-    inner join marts.fct_session_ledger as sessions
-        on lines.session_id = sessions.session_id
-    where sessions.business_date between ? and ?
-        and lines.component in ('llm', 'realtime', 'tts', 'vision')
-    group by all
+        tenant_id,
+        business_date,
+        cached_input_tokens,
+        input_tokens,
+        cached_tts_characters,
+        tts_characters,
+        cached_vision_images,
+        vision_images,
+    from marts.fct_experience_tenant_daily
+    where business_date between ? and ?
 """
+
+# component -> the (numerator, denominator) columns of its cache hit rate.
+_CACHE_RATES = {
+    "llm": ("cached_input_tokens", "input_tokens"),
+    "realtime": ("cached_input_tokens", "input_tokens"),
+    "tts": ("cached_tts_characters", "tts_characters"),
+    "vision": ("cached_vision_images", "vision_images"),
+}
 
 
 def _component_columns() -> str:
@@ -124,11 +122,15 @@ def load_tenant_days(con: duckdb.DuckDBPyConnection, first: date, last: date) ->
         providers.setdefault((tenant, day), {})[(component, provider, model)] = cost
         provider_sessions.setdefault((tenant, day), {})[(component, provider, model)] = sessions
     caches: dict[tuple[str, date], dict[str, Decimal]] = {}
-    for tenant, day, component, cached, cacheable in con.execute(
-        _CACHE_SQL, [first, last]
-    ).fetchall():
-        if cacheable:
-            caches.setdefault((tenant, day), {})[component] = Decimal(cached) / Decimal(cacheable)
+    cursor = con.execute(_CACHE_SQL, [first, last])
+    cache_names = [column[0] for column in cursor.description]
+    for values in cursor.fetchall():
+        counts = dict(zip(cache_names, values, strict=True))
+        rates = caches.setdefault((counts["tenant_id"], counts["business_date"]), {})
+        for component, (cached, cacheable) in _CACHE_RATES.items():
+            rate = ratio(counts[cached], counts[cacheable])
+            if rate is not None:
+                rates[component] = rate
     return [
         TenantDay(
             tenant_id=row["tenant_id"],

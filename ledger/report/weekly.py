@@ -20,6 +20,7 @@ import duckdb
 
 from ledger.alerts.detection import COMPONENTS
 from ledger.alerts.figures import day_end_utc, newest_event_at
+from ledger.ratios import gross_margin_pct
 from ledger.report.reconciliation import ReconciledWeek
 
 ZERO = Decimal(0)
@@ -99,8 +100,7 @@ class TenantWeek:
 
     @property
     def gross_margin_pct(self) -> Decimal | None:
-        revenue = self.figures["revenue"]
-        return HUNDRED * self.figures["gross_margin"] / revenue if revenue else None
+        return gross_margin_pct(self.figures["revenue"], self.figures["total_cost"])
 
 
 def sum_weeks(tenant_id: str, rows: list[TenantWeek]) -> TenantWeek:
@@ -222,15 +222,12 @@ def _load_anomalies(con: duckdb.DuckDBPyConnection, first: date, last: date) -> 
 def _load_quarantine(
     con: duckdb.DuckDBPyConnection, first: date, last: date, timezone: str
 ) -> tuple[list[tuple[str, int]], int]:
-    # Quarantined rows are raw text; their own occurred_at (when readable) dates them.
+    # A quarantined row's own occurred_at (when readable) dates it.
     rows = con.execute(
         """
         with dated as (
-            select
-                reason,
-                try_cast(json_extract_string(try_cast(raw_text as json), '$.occurred_at')
-                    as timestamptz) as occurred_at,
-            from raw.quarantine
+            select reason, occurred_at
+            from marts.fct_quarantined_rows
         )
         select
             reason,
@@ -251,7 +248,7 @@ def has_quarantine_table(con: duckdb.DuckDBPyConnection) -> bool:
     return bool(
         con.execute(
             "select count(*) from information_schema.tables "
-            "where table_schema = 'raw' and table_name = 'quarantine'"
+            "where table_schema = 'marts' and table_name = 'fct_quarantined_rows'"
         ).fetchone()[0]
     )
 

@@ -16,7 +16,6 @@
 ] %}
 {%- set budget_tables = {
     'fct_latency_budget_tenant_daily': ['tenant_id', 'business_date', 'segment'],
-    'fct_latency_budget_scenario_daily': ['scenario', 'business_date', 'segment'],
     'fct_latency_budget_weekly': ['tenant_id', 'iso_week', 'segment'],
 } %}
 

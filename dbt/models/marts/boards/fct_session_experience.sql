@@ -1,0 +1,13 @@
+-- One row per session with the counts behind every experience rate (SPEC 6): numerators and
+-- denominators, so any filter combination divides sums, never averages rates.
+with
+
+session_experience as (
+    select * from {{ ref('int_session_experience_aggregated') }}
+),
+
+final as (
+    select * from session_experience
+)
+
+select * from final

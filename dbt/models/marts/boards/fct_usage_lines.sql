@@ -1,0 +1,13 @@
+-- One row per usage event and meter, priced (or not, with the reason): the session explorer,
+-- cost breakdowns, LLM phase routing and the unpriced-usage table read it.
+with
+
+usage_lines as (
+    select * from {{ ref('int_usage_lines_priced') }}
+),
+
+final as (
+    select * from usage_lines
+)
+
+select * from final
