@@ -1,4 +1,5 @@
-"""`ledger export session-ledger`: `marts.fct_session_ledger` to CSV or Parquet, full precision.
+"""`ledger export session-ledger`: `marts.fct_session_ledger` of the published copy to CSV or
+Parquet, full precision.
 
 Every column of the mart, exactly as stored: DECIMAL amounts are written as their exact decimal text
 in CSV (all 12 places, never through float) and as Parquet DECIMAL(38, 12) columns; timestamps are
@@ -15,29 +16,20 @@ from pathlib import Path
 import duckdb
 
 from ledger.settings import Settings
+from ledger.sql import literal
 
 LEDGER_TABLE = "fct_session_ledger"
 FORMATS = {".csv": "(format csv, header true)", ".parquet": "(format parquet)"}
 
 
-def _sql_string(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
-
-
 def _source_database(settings: Settings) -> Path:
-    """The warehouse, or the published copy when a running build holds the warehouse's lock."""
-    if not settings.warehouse_path.exists():
+    """The published copy: the export shows what the boards show, never a build in progress."""
+    if not settings.published_path.exists():
         raise FileNotFoundError(
-            f"no warehouse at {settings.warehouse_path}; run `ledger build` first "
+            f"no published copy at {settings.published_path}; run `ledger build` first "
             "(or set LEDGER_HOME to the installation you mean)"
         )
-    try:
-        duckdb.connect(str(settings.warehouse_path), read_only=True).close()
-    except duckdb.IOException:
-        if settings.published_path.exists():
-            return settings.published_path
-        raise
-    return settings.warehouse_path
+    return settings.published_path
 
 
 def export_session_ledger(
@@ -75,7 +67,7 @@ def export_session_ledger(
     partial = out.with_name(f".{out.name}.{os.getpid()}.partial")
     with duckdb.connect() as con:
         con.execute("set TimeZone = 'UTC'")
-        con.execute(f"attach {_sql_string(str(source))} as ledger_source (read_only)")
+        con.execute(f"attach {literal(str(source))} as ledger_source (read_only)")
         tables = con.execute(
             "select count(*) from information_schema.tables "
             "where table_catalog = 'ledger_source' and table_schema = 'marts' "
@@ -96,7 +88,7 @@ def export_session_ledger(
         (rows,) = con.execute("select count(*) from session_ledger_export").fetchone()
         try:
             con.execute(
-                f"copy session_ledger_export to {_sql_string(str(partial))} {FORMATS[out.suffix]}"
+                f"copy session_ledger_export to {literal(str(partial))} {FORMATS[out.suffix]}"
             )
             partial.replace(out)
         finally:

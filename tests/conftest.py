@@ -325,8 +325,10 @@ class LedgerWarehouse:
 
 @pytest.fixture(scope="session")
 def ledger_built_warehouse(tmp_path_factory: pytest.TempPathFactory) -> LedgerWarehouse:
-    """Simulated traffic (ingested) plus the hand-made sessions, reference data, `dbt build`."""
+    """Simulated traffic (ingested) plus the hand-made sessions, reference data, `dbt build`,
+    published (the export reads the published copy)."""
     from ledger.ingest import ingest_paths
+    from ledger.publish import publish
     from ledger.simulate import simulate
     from ledger.transform import prepare_reference, run_dbt
     from ledger.warehouse import connect, ensure_raw_schema
@@ -342,6 +344,7 @@ def ledger_built_warehouse(tmp_path_factory: pytest.TempPathFactory) -> LedgerWa
         ledger_insert_events(con, ledger_hand_made_events())
         prepare_reference(settings, con)
     result = run_dbt(settings, ["build"])
+    publish(settings)
     return LedgerWarehouse(settings, result)
 
 
@@ -373,8 +376,9 @@ OPS_SIMULATION = {"tenants": 2, "days": 21, "start": date(2026, 11, 1), "seed": 
 
 @pytest.fixture(scope="session")
 def ops_template_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A built warehouse (simulate, ingest, reference, dbt build); tests copy it, never change it."""
+    """A built and published warehouse; tests copy it, never change it."""
     from ledger.ingest import ingest_paths
+    from ledger.publish import publish
     from ledger.simulate import simulate
     from ledger.transform import prepare_reference, run_dbt
     from ledger.warehouse import connect
@@ -386,6 +390,7 @@ def ops_template_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with connect(settings.warehouse_path) as con:
         prepare_reference(settings, con)
     run_dbt(settings, ["build"])
+    publish(settings)
     return settings.home
 
 
@@ -397,6 +402,7 @@ def ops_settings(ops_template_home: Path, tmp_path: Path) -> Settings:
     home = tmp_path / "home"
     home.mkdir()
     shutil.copy(ops_template_home / "warehouse.duckdb", home / "warehouse.duckdb")
+    shutil.copytree(ops_template_home / "published", home / "published")
     return Settings(home=home, reference_dir=LEDGER_REFERENCE_DIR)
 
 

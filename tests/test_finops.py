@@ -433,6 +433,7 @@ def test_a_missed_price_rise_is_alerted_once_with_its_size_and_the_provider_and_
     home = tmp_path / "home"
     home.mkdir()
     shutil.copy(finops_home.settings.warehouse_path, home / "warehouse.duckdb")
+    shutil.copytree(finops_home.settings.published_path.parent, home / "published")
     settings = finops_home.settings.model_copy(update={"home": home})
     (priced,) = [
         r[0]
@@ -508,6 +509,7 @@ def test_the_weekly_review_has_a_reconciliation_line(finops_home: FinopsHome, tm
     home = tmp_path / "home"
     home.mkdir()
     shutil.copy(finops_home.settings.warehouse_path, home / "warehouse.duckdb")
+    shutil.copytree(finops_home.settings.published_path.parent, home / "published")
     settings = finops_home.settings.model_copy(update={"home": home})
     result = write_weekly_review(settings, "2026-W46", now=datetime(2026, 11, 19))
     markdown = result.markdown.read_text()

@@ -14,6 +14,7 @@ import openpyxl
 import pytest
 
 from ledger.ingest import ingest_paths
+from ledger.publish import publish
 from ledger.report.numbers import round_money
 from ledger.report.review import write_weekly_review
 from ledger.report.weekly import WeekError, parse_iso_week, previous_iso_week
@@ -160,6 +161,7 @@ def test_a_late_event_for_a_reported_week_is_restated_in_the_next_review(
 
     ingest_paths(ops_settings, [_late_session(tmp_path / "late.jsonl")], ingest_time=NOW)
     run_dbt(ops_settings, ["run"])
+    publish(ops_settings)
 
     result = write_weekly_review(ops_settings, "2026-W46", now=NOW)
     now_w45 = _ledger_sums(ops_settings, "2026-W45")["bright-bank"]

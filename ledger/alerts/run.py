@@ -48,8 +48,8 @@ from ledger.alerts.store import (
     record_anomalies,
     record_run,
 )
+from ledger.published import open_published_with_ops
 from ledger.settings import Settings
-from ledger.warehouse import connect
 
 NOTIFICATIONS_FILE = "notifications.jsonl"
 # `--date latest`: the newest business date the data holds completely (demo or historical data).
@@ -134,8 +134,8 @@ def run_alerts(
     now = (now or datetime.now(UTC)).astimezone(UTC).replace(tzinfo=None)
     sink = sink or default_sink(settings, echo)
     run_id = new_id()
-    with connect(settings.warehouse_path) as con:
-        require_marts(con, str(settings.warehouse_path))
+    with open_published_with_ops(settings) as con:
+        require_marts(con, str(settings.published_path))
         if day == LATEST:
             day = latest_closed_business_date(con, settings.timezone)
             if day is None:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ledger.alerts.figures import require_marts
 from ledger.alerts.run import record_days_for_report
+from ledger.published import open_published_with_ops
 from ledger.report.documents import render_html, render_markdown, write_xlsx
 from ledger.report.reconciliation import load_reconciliation
 from ledger.report.restatement import find_restatements_and_snapshot
@@ -29,7 +30,6 @@ from ledger.report.weekly import (
     previous_iso_week,
 )
 from ledger.settings import Settings
-from ledger.warehouse import connect
 
 # `--week latest`: the newest week the data holds completely (demo or historical data).
 LATEST = "latest"
@@ -73,8 +73,8 @@ def write_weekly_review(
     """Write the review of `iso_week` ('2026-W47'; None: the week before this one; 'latest': the
     newest week the data holds completely)."""
     now = (now or datetime.now(UTC)).astimezone(UTC).replace(tzinfo=None)
-    with connect(settings.warehouse_path) as con:
-        require_marts(con, str(settings.warehouse_path))
+    with open_published_with_ops(settings) as con:
+        require_marts(con, str(settings.published_path))
         if iso_week == LATEST:
             week = latest_complete_iso_week(con, settings.timezone) or ""
             if not week:
