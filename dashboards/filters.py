@@ -12,7 +12,7 @@ from datetime import date, timedelta
 import streamlit as st
 
 from dashboards.connection import Publication
-from dashboards.queries import filter_options
+from dashboards.queries.sidebar import filter_options
 
 DEFAULT_DAYS = 7
 _CONTEXT_KEY = "_boards_context"
@@ -25,11 +25,6 @@ class Filters:
     tenants: tuple[str, ...] = ()
     scenarios: tuple[str, ...] = ()
     pipelines: tuple[str, ...] = ()
-
-    @property
-    def args(self) -> tuple:
-        """The filters in the order every cached query takes them."""
-        return (self.date_from, self.date_to, self.tenants, self.scenarios, self.pipelines)
 
     @property
     def days(self) -> int:

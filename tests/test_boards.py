@@ -326,25 +326,33 @@ def test_every_page_explains_how_to_load_data_on_an_empty_warehouse(page, tmp_pa
 
 
 def test_filter_values_travel_as_parameters_never_as_sql_text(boards_env):
-    from dashboards import connection, queries
+    from dashboards import connection
+    from dashboards.filters import Filters
+    from dashboards.queries.common import session_filter
+    from dashboards.queries.overview import period_totals
 
     hostile = "acme-telecom' or '1'='1"
-    where, params = queries.session_filter(*PERIOD, (hostile,), (), ())
+    filters = Filters(*PERIOD, (hostile,), (), ())
+    where, params = session_filter(filters)
     assert hostile not in where
     assert [hostile] in params
     version = connection.current_version()
-    totals = queries.period_totals(version, *PERIOD, (hostile,), (), ())
+    totals = period_totals(version, filters)
     assert int(totals.at[0, "sessions"]) == 0
 
 
 def test_column_choices_outside_the_allow_list_are_refused(boards_env):
-    from dashboards import connection, queries
+    from dashboards import connection
+    from dashboards.filters import Filters
+    from dashboards.queries.combined import combined_by_tenant
+    from dashboards.queries.margin import margin_by_period
 
     version = connection.current_version()
+    filters = Filters(*PERIOD)
     with pytest.raises(ValueError, match="not one of"):
-        queries.combined_by_tenant(version, *PERIOD, (), (), (), "revenue; drop table x", True)
+        combined_by_tenant(version, filters, "revenue; drop table x", True)
     with pytest.raises(ValueError, match="not one of"):
-        queries.margin_by_period(version, *PERIOD, (), (), (), "hour")
+        margin_by_period(version, filters, "hour")
 
 
 def test_money_is_rounded_half_even_to_the_cent_with_its_currency():

@@ -5,10 +5,10 @@ from __future__ import annotations
 import plotly.express as px
 import streamlit as st
 
-from dashboards import queries
 from dashboards.filters import page_context, page_header
 from dashboards.kpis import margin_pct
 from dashboards.presentation import Col, money_series, share_series, show_table
+from dashboards.queries import combined as queries
 
 SORT_LABELS = {
     "gross_margin": "Gross margin",
@@ -41,7 +41,7 @@ sort = left.selectbox(
     key="combined_sort",
 )
 descending = right.toggle("Highest first", value=True, key="combined_descending")
-rows = queries.combined_by_tenant(version, *filters.args, sort, descending)
+rows = queries.combined_by_tenant(version, filters, sort, descending)
 if rows.empty:
     st.info("No sessions in the selected period and filters. Widen the date range in the sidebar.")
     st.stop()

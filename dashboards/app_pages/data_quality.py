@@ -5,9 +5,9 @@ from __future__ import annotations
 import plotly.express as px
 import streamlit as st
 
-from dashboards import queries
 from dashboards.filters import page_context, page_header
 from dashboards.presentation import Col, show_table
+from dashboards.queries import data_quality as queries
 from dashboards.reconciliation import show_reconciliation
 
 context = page_context()
@@ -20,8 +20,8 @@ publication, filters, currency, version = (
 page_header("Data quality", context)
 
 reasons = queries.quarantine_by_reason(version)
-unpriced = queries.unpriced_usage(version, *filters.args)
-unpriced_waste = queries.unpriced_interruptions(version, *filters.args)
+unpriced = queries.unpriced_usage(version, filters)
+unpriced_waste = queries.unpriced_interruptions(version, filters)
 files = queries.ingested_files(version)
 
 freshness, counts = st.columns(2), st.columns(2)

@@ -8,10 +8,10 @@ import plotly.express as px
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboards import queries
 from dashboards.filters import page_context, page_header
 from dashboards.formatting import milliseconds, share, share_float
 from dashboards.presentation import Col, share_series, show_table
+from dashboards.queries import experience as queries
 
 SEGMENT_LABELS = {
     "endpointing": "Endpointing",
@@ -27,8 +27,8 @@ context = page_context()
 filters, currency, version = context.filters, context.currency, context.version
 page_header("Experience", context)
 
-budget = queries.latency_budget(version, *filters.args)
-experience = queries.experience_totals(version, *filters.args).iloc[0]
+budget = queries.latency_budget(version, filters)
+experience = queries.experience_totals(version, filters).iloc[0]
 if int(experience["sessions"]) == 0:
     st.info("No sessions in the selected period and filters. Widen the date range in the sidebar.")
     st.stop()
@@ -109,7 +109,7 @@ st.caption(
 left, right = st.columns(2)
 with left:
     st.subheader("First audio per day")
-    trend = queries.first_audio_trend(version, *filters.args)
+    trend = queries.first_audio_trend(version, filters)
     figure = go.Figure()
     figure.add_scatter(
         x=trend["business_date"], y=trend["p50_ms"], name="P50", mode="lines+markers"
@@ -121,7 +121,7 @@ with left:
     st.plotly_chart(figure, key="experience_first_audio")
 with right:
     st.subheader("Interruptions and caches per day")
-    daily = queries.experience_daily(version, *filters.args)
+    daily = queries.experience_daily(version, filters)
     rates = go.Figure()
     for column, name in (
         ("interruption_rate", "Interruption rate"),
@@ -135,7 +135,7 @@ with right:
 
 # ---- degradations --------------------------------------------------------------------------------
 st.subheader("Degradations by kind")
-kinds = queries.degradations_by_kind(version, *filters.args)
+kinds = queries.degradations_by_kind(version, filters)
 left, right = st.columns([1, 1])
 with left:
     show_table(
@@ -164,9 +164,7 @@ with right:
 
 # ---- concurrency ---------------------------------------------------------------------------------
 st.subheader("Concurrency")
-concurrency = queries.concurrency_daily(
-    version, filters.date_from, filters.date_to, filters.tenants
-)
+concurrency = queries.concurrency_daily(version, filters)
 if concurrency.empty:
     st.caption("No session time in the selected period.")
 else:

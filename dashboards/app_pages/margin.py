@@ -6,17 +6,18 @@ import plotly.express as px
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboards import queries
 from dashboards.filters import page_context, page_header
 from dashboards.formatting import money
 from dashboards.kpis import margin_pct
 from dashboards.presentation import COMPONENT_LABELS, Col, money_series, show_table
+from dashboards.queries import margin as queries
+from ledger.vocabulary import COMPONENTS, SAVINGS_KINDS
 
 context = page_context()
 filters, currency, version = context.filters, context.currency, context.version
 page_header("Margin", context)
 
-by_tenant = queries.margin_by_tenant(version, *filters.args)
+by_tenant = queries.margin_by_tenant(version, filters)
 if by_tenant.empty:
     st.info("No sessions in the selected period and filters. Widen the date range in the sidebar.")
     st.stop()
@@ -34,7 +35,7 @@ show_table(
         Col("sessions", "Sessions", "int"),
         Col("billable_minutes", "Billable minutes", "minutes"),
         Col("revenue", "Revenue", "money"),
-        *[Col(f"{c}_cost", f"{COMPONENT_LABELS[c]} cost", "money") for c in queries.COMPONENTS],
+        *[Col(f"{c}_cost", f"{COMPONENT_LABELS[c]} cost", "money") for c in COMPONENTS],
         Col("total_cost", "Cost", "money"),
         Col("gross_margin", "Gross margin", "money"),
         Col("gross_margin_pct", "Gross margin", "pct"),
@@ -72,7 +73,7 @@ grain = st.segmented_control(
     key="margin_grain",
     required=True,
 )
-periods = queries.margin_by_period(version, *filters.args, grain or "day")
+periods = queries.margin_by_period(version, filters, grain or "day")
 periods["period"] = periods["iso_week"] if grain == "week" else periods["period_start"].map(str)
 margin_chart = px.line(
     periods.assign(gross_margin=money_series(periods["gross_margin"])),
@@ -116,7 +117,7 @@ breakdown = st.segmented_control(
     required=True,
 )
 breakdown = breakdown or "provider_model"
-costs = queries.cost_breakdown(version, *filters.args, breakdown)
+costs = queries.cost_breakdown(version, filters, breakdown)
 levels = list(queries.COST_BREAKDOWNS[breakdown])
 if not costs.empty:
     chart_data = costs.assign(cost=money_series(costs["cost"]))
@@ -139,16 +140,16 @@ show_table(
 )
 
 # ---- savings by kind -----------------------------------------------------------------------------
-totals = queries.period_totals(version, *filters.args).iloc[0]
+totals = queries.period_totals(version, filters).iloc[0]
 st.subheader("Cache savings by kind")
-kinds = st.columns(len(queries.SAVINGS_KINDS))
-for column, kind in zip(kinds, queries.SAVINGS_KINDS, strict=True):
+kinds = st.columns(len(SAVINGS_KINDS))
+for column, kind in zip(kinds, SAVINGS_KINDS, strict=True):
     label = {"llm": "LLM prefix", "realtime": "Realtime", "tts": "TTS phrase", "vision": "Vision"}
     column.metric(f"{label[kind]} cache", money(totals[f"{kind}_cache_savings"], currency))
 
 # ---- phase and route -----------------------------------------------------------------------------
 st.subheader("LLM cost by phase and route")
-phases = queries.cost_by_phase_route(version, *filters.args)
+phases = queries.cost_by_phase_route(version, filters)
 if not phases.empty:
     phase_chart = px.bar(
         phases.assign(llm_cost=money_series(phases["llm_cost"])),

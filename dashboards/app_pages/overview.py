@@ -5,19 +5,20 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboards import queries
 from dashboards.filters import page_context, page_header
 from dashboards.formatting import money, money_delta, percent, points_delta
 from dashboards.kpis import PeriodKpis
 from dashboards.presentation import COMPONENT_LABELS, money_series
+from dashboards.queries import overview as queries
+from ledger.vocabulary import COMPONENTS
 
 context = page_context()
 filters, currency, version = context.filters, context.currency, context.version
 previous = filters.previous()
 page_header("Overview", context)
 
-now = PeriodKpis.from_totals(queries.period_totals(version, *filters.args))
-before = PeriodKpis.from_totals(queries.period_totals(version, *previous.args))
+now = PeriodKpis.from_totals(queries.period_totals(version, filters))
+before = PeriodKpis.from_totals(queries.period_totals(version, previous))
 
 if now.sessions == 0:
     st.info(
@@ -72,7 +73,7 @@ st.caption(
     + ". Revenue counts closed, billed sessions; cost counts every session, open ones included."
 )
 
-daily = queries.daily_trend(version, *filters.args)
+daily = queries.daily_trend(version, filters)
 dates = daily["business_date"]
 
 st.subheader("Revenue, cost and margin per day")
@@ -89,7 +90,7 @@ left, right = st.columns(2)
 with left:
     st.subheader("Cost by component")
     components = go.Figure()
-    for component in queries.COMPONENTS:
+    for component in COMPONENTS:
         components.add_bar(
             x=dates,
             y=money_series(daily[f"{component}_cost"]),

@@ -7,10 +7,10 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboards import queries
 from dashboards.filters import page_context, page_header
 from dashboards.formatting import money
 from dashboards.presentation import Col, show_table
+from dashboards.queries import sessions as queries
 
 SEGMENT_COLOURS = {
     "endpointing": "#4c78a8",
@@ -35,7 +35,7 @@ text = st.text_input(
     placeholder="Paste a session id, or part of one",
     help="Searching by id looks at every date; without it, the list follows the sidebar.",
 ).strip()
-found = queries.find_sessions(version, *filters.args, text)
+found = queries.find_sessions(version, filters, text)
 if found.empty:
     st.info(
         "No session matches. Check the id, or widen the dates and tenants in the sidebar."

@@ -46,24 +46,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from ledger.contract.events import SEGMENTS, Scenario
-
-METERS: tuple[str, ...] = (
-    "asr.audio_seconds",
-    "llm.input_tokens",
-    "llm.cached_input_tokens",
-    "llm.output_tokens",
-    "tts.characters",
-    "realtime.input_audio_tokens",
-    "realtime.cached_input_audio_tokens",
-    "realtime.input_text_tokens",
-    "realtime.cached_input_text_tokens",
-    "realtime.output_audio_tokens",
-    "realtime.output_text_tokens",
-    "vision.images",
-    "infra.path_minutes",
-    "infra.minutes",
-    "infra.gb",
-)
+from ledger.vocabulary import METERS
 
 CONTRACT_SCENARIOS: tuple[str, ...] = Scenario.__args__  # type: ignore[attr-defined]
 # Sessions seen without `session.started` get scenario `unknown`; their budgets follow `other`

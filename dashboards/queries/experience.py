@@ -1,0 +1,188 @@
+"""The experience page: the latency budget, first-audio trend, interruption/cache/degradation
+rates (sums of the numerators and denominators of `marts.fct_session_experience`), concurrency."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+from dashboards.connection import run
+from dashboards.queries.common import cached, session_filter
+from ledger.sql import literal
+from ledger.vocabulary import BUDGET_LINES, DEGRADATION_KINDS
+
+if TYPE_CHECKING:
+    from dashboards.filters import Filters
+
+
+def _budget_lines_sql() -> str:
+    # One row per turn and budget line, from the wide fct_turn_latency; names come from BUDGET_LINES.
+    return "\nunion all\n".join(
+        f"select {literal(line)} as segment, {order} as segment_order, "
+        f"cast({line}_ms as double) as duration_ms, {line}_budget_ms as budget_ms from turns"
+        for order, line in enumerate(BUDGET_LINES, start=1)
+    )
+
+
+@cached
+def latency_budget(version: str, filters: Filters) -> pd.DataFrame:
+    """The latency budget table over the filtered turns, as the seed draws it.
+
+    P50/P95 are linear interpolation over the turns' durations; the share over budget compares
+    each turn with its own budget; a line is over budget when the P95 of duration / own budget
+    exceeds 1 (with one budget in play: P95 > budget).
+    """
+    where, params = session_filter(filters)
+    sql = f"""
+        with turns as (select * from marts.fct_turn_latency where {where}),
+        lines as ({_budget_lines_sql()}),
+        owners as (select segment, owner from marts.dim_latency_budget_owners),
+        final as (
+            select
+                lines.segment,
+                lines.segment_order,
+                min(lines.budget_ms) filter (where lines.duration_ms is not null) as min_budget_ms,
+                max(lines.budget_ms) filter (where lines.duration_ms is not null) as max_budget_ms,
+                count(lines.duration_ms) as measured_turns,
+                round(quantile_cont(lines.duration_ms, 0.5), 3) as p50_ms,
+                round(quantile_cont(lines.duration_ms, 0.95), 3) as p95_ms,
+                count(*) filter (where lines.duration_ms > lines.budget_ms)
+                    / nullif(count(lines.duration_ms), 0) as over_budget_share,
+                quantile_cont(lines.duration_ms / lines.budget_ms, 0.95) as p95_budget_ratio
+            from lines
+            group by lines.segment, lines.segment_order
+        )
+        select final.*, owners.owner
+        from final
+        left join owners on final.segment = owners.segment
+        order by final.segment_order
+    """
+    return run(version, sql, params)
+
+
+@cached
+def first_audio_trend(version: str, filters: Filters) -> pd.DataFrame:
+    """Per business date: complete turns, first-audio P50/P95 and the share over its budget."""
+    where, params = session_filter(filters)
+    sql = f"""
+        select
+            business_date,
+            count(first_audio_ms) as turns,
+            round(quantile_cont(cast(first_audio_ms as double), 0.5), 3) as p50_ms,
+            round(quantile_cont(cast(first_audio_ms as double), 0.95), 3) as p95_ms,
+            count(*) filter (where is_first_audio_over_budget)
+                / nullif(count(first_audio_ms), 0) as over_budget_share
+        from marts.fct_turn_latency
+        where {where} and first_audio_ms is not null
+        group by business_date
+        order by business_date
+    """
+    return run(version, sql, params)
+
+
+# The rates of SPEC 6 over any filter combination: sums of the mart's numerators and denominators
+# (the prefix cache is LLM and realtime input tokens together, as in the marts and the alerts).
+EXPERIENCE_SUMS = """
+    count(*) as sessions,
+    coalesce(sum(turn_count), 0) as turns,
+    coalesce(sum(interrupted_turns), 0) as interrupted_turns,
+    coalesce(sum(false_interrupted_turns), 0) as false_interrupted_turns,
+    coalesce(sum(input_tokens), 0) as input_tokens,
+    coalesce(sum(cached_input_tokens), 0) as cached_input_tokens,
+    coalesce(sum(tts_characters), 0) as tts_characters,
+    coalesce(sum(cached_tts_characters), 0) as cached_tts_characters,
+    coalesce(sum(vision_images), 0) as vision_images,
+    coalesce(sum(cached_vision_images), 0) as cached_vision_images,
+    coalesce(sum(degradation_count), 0) as degradations,
+    count(*) filter (where is_degraded) as degraded_sessions,
+    sum(interrupted_turns) / nullif(sum(turn_count), 0) as interruption_rate,
+    sum(false_interrupted_turns) / nullif(sum(interrupted_turns), 0) as false_interruption_rate,
+    sum(cached_input_tokens) / nullif(sum(input_tokens), 0) as prefix_cache_hit_rate,
+    sum(cached_tts_characters) / nullif(sum(tts_characters), 0) as tts_phrase_cache_hit_rate,
+    sum(cached_vision_images) / nullif(sum(vision_images), 0) as vision_cache_hit_rate,
+    count(*) filter (where is_degraded) / nullif(count(*), 0) as degradation_rate
+"""
+
+
+@cached
+def experience_totals(version: str, filters: Filters) -> pd.DataFrame:
+    """One row: interruption, cache and degradation counts and rates of the filtered sessions."""
+    where, params = session_filter(filters)
+    sql = f"""
+        select {EXPERIENCE_SUMS}
+        from marts.fct_session_experience
+        where {where}
+    """
+    return run(version, sql, params)
+
+
+@cached
+def experience_daily(version: str, filters: Filters) -> pd.DataFrame:
+    """The same counts and rates per business date, for trends."""
+    where, params = session_filter(filters)
+    sql = f"""
+        select business_date, {EXPERIENCE_SUMS}
+        from marts.fct_session_experience
+        where {where}
+        group by business_date
+        order by business_date
+    """
+    return run(version, sql, params)
+
+
+@cached
+def degradations_by_kind(version: str, filters: Filters) -> pd.DataFrame:
+    """Per degradation kind: events, degraded sessions and their share of the filtered sessions."""
+    where, params = session_filter(filters, alias="sessions")
+    kinds = "(values " + ", ".join(f"({literal(k)})" for k in DEGRADATION_KINDS) + ") as k(kind)"
+    sql = f"""
+        with filtered as (
+            select sessions.session_id
+            from marts.fct_session_ledger as sessions
+            where {where}
+        ),
+        events as (
+            select degradations.kind, degradations.session_id
+            from marts.fct_degradations as degradations
+            inner join filtered on degradations.session_id = filtered.session_id
+        ),
+        kinds as (select kind from {kinds})
+        select
+            kinds.kind,
+            count(events.session_id) as degradations,
+            count(distinct events.session_id) as degraded_sessions,
+            count(distinct events.session_id)
+                / nullif((select count(*) from filtered), 0) as degradation_rate
+        from kinds
+        left join events on kinds.kind = events.kind
+        group by kinds.kind
+        order by degradations desc, kinds.kind
+    """
+    return run(version, sql, params)
+
+
+@cached
+def concurrency_daily(version: str, filters: Filters) -> pd.DataFrame:
+    """Per tenant and local date: peak and highest hourly P95 of concurrent sessions.
+
+    Concurrency is a tenant's paths across every scenario and pipeline (ASR/TTS pools scale on
+    them), so only the tenant and date filters apply.
+    """
+    clauses = ["business_date between ? and ?"]
+    params: list = [filters.date_from, filters.date_to]
+    if filters.tenants:
+        clauses.append("list_contains(?::varchar[], tenant_id)")
+        params.append(list(filters.tenants))
+    sql = f"""
+        select
+            business_date,
+            tenant_id,
+            max(peak_concurrent_sessions) as peak_concurrent_sessions,
+            max(p95_concurrent_sessions) as max_hourly_p95_concurrent_sessions
+        from marts.fct_capacity_tenant_hourly
+        where {" and ".join(clauses)}
+        group by business_date, tenant_id
+        order by business_date, tenant_id
+    """
+    return run(version, sql, params)

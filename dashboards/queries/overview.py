@@ -1,0 +1,44 @@
+"""The overview page: the period's totals and their daily trend."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+from dashboards.connection import run
+from dashboards.queries.common import SESSION_AGGREGATES, cached, sessions_cte
+
+if TYPE_CHECKING:
+    from dashboards.filters import Filters
+
+
+@cached
+def period_totals(version: str, filters: Filters) -> pd.DataFrame:
+    """One row: the period's sessions, revenue, cost (and per component), waste and savings."""
+    cte, params = sessions_cte(filters)
+    sql = f"""
+        with {cte}
+        select
+            {SESSION_AGGREGATES},
+            count(revenue) as billed_sessions,
+            count(*) filter (where has_unpriced_usage) as sessions_with_unpriced_usage
+        from sessions
+    """
+    return run(version, sql, params)
+
+
+@cached
+def daily_trend(version: str, filters: Filters) -> pd.DataFrame:
+    """Per business date: revenue, cost (and per component), gross margin, waste, savings."""
+    cte, params = sessions_cte(filters)
+    sql = f"""
+        with {cte}
+        select
+            business_date,
+            {SESSION_AGGREGATES}
+        from sessions
+        group by business_date
+        order by business_date
+    """
+    return run(version, sql, params)

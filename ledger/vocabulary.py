@@ -1,0 +1,57 @@
+"""The ledger's words, defined once: components, savings kinds, phases, latency segments,
+degradation kinds and meters. The contract's types are the source; everything above it (dbt via
+`dbt_vars()`, the boards, the alerts, the weekly review) takes its lists from here.
+"""
+
+from __future__ import annotations
+
+from typing import get_args
+
+from ledger.contract.events import Component, DegradationKind, Phase, Segment
+
+COMPONENTS: tuple[str, ...] = get_args(Component)
+# The components with a cache: their cache hits are priced as savings (SPEC 5).
+SAVINGS_KINDS: tuple[str, ...] = ("llm", "realtime", "tts", "vision")
+PHASES: tuple[str, ...] = get_args(Phase)
+DEGRADATION_KINDS: tuple[str, ...] = get_args(DegradationKind)
+# Pipeline order of a turn's segments; `first_audio` is their sum (SPEC 6).
+SEGMENTS: tuple[str, ...] = get_args(Segment)
+FIRST_AUDIO = "first_audio"
+BUDGET_LINES: tuple[str, ...] = (*SEGMENTS, FIRST_AUDIO)
+
+# Every metered quantity a rate card prices: `component.unit`.
+METERS: tuple[str, ...] = (
+    "asr.audio_seconds",
+    "llm.input_tokens",
+    "llm.cached_input_tokens",
+    "llm.output_tokens",
+    "tts.characters",
+    "realtime.input_audio_tokens",
+    "realtime.cached_input_audio_tokens",
+    "realtime.input_text_tokens",
+    "realtime.cached_input_text_tokens",
+    "realtime.output_audio_tokens",
+    "realtime.output_text_tokens",
+    "vision.images",
+    "infra.path_minutes",
+    "infra.minutes",
+    "infra.gb",
+)
+
+# SPEC 6 cache hit rates: the label people see -> the component(s) whose cache it measures. The
+# prefix cache is one rate over LLM and realtime input tokens together, everywhere.
+CACHE_HIT_RATES: dict[str, tuple[str, ...]] = {
+    "prefix_cache_hit_rate": ("llm", "realtime"),
+    "tts_phrase_cache_hit_rate": ("tts",),
+    "vision_cache_hit_rate": ("vision",),
+}
+
+
+def dbt_vars() -> dict[str, list[str]]:
+    """The vocabulary as dbt vars (`var('components')`, ...), passed with every invocation."""
+    return {
+        "components": list(COMPONENTS),
+        "savings_kinds": list(SAVINGS_KINDS),
+        "degradation_kinds": list(DEGRADATION_KINDS),
+        "segments": list(SEGMENTS),
+    }
