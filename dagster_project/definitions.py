@@ -1,10 +1,14 @@
-"""The code location: every area's definitions, assembled. `dagster dev` loads this module."""
+"""The code location: every area's definitions, assembled. `dagster dev` loads `defs` lazily;
+tests and `ledger build` call `load_definitions()`. The dbt manifest is prepared here, when the
+definitions are loaded, not when a module is imported."""
 
-from dagster import AssetSelection, Definitions, define_asset_job
+from functools import cache
+
+from dagster import AssetSelection, Definitions, define_asset_job, definitions
 
 from dagster_project.defs.experience_checks import build_experience_checks
 from dagster_project.defs.ingest import landing_sensor_for, raw_events
-from dagster_project.defs.ledger_dbt import dbt_resource, ledger_dbt_models
+from dagster_project.defs.ledger_dbt import build_dbt_assets, dbt_resource, prepare_manifest
 from dagster_project.defs.operations import operations_definitions
 from dagster_project.defs.publish import published_marts_asset
 from dagster_project.defs.reference import reference_tables
@@ -12,22 +16,28 @@ from dagster_project.defs.resources import LedgerWarehouse
 
 BUILD_JOB_NAME = "build_ledger"
 
-published_marts = published_marts_asset(upstream=list(ledger_dbt_models.keys))
 
-build_ledger = define_asset_job(
-    BUILD_JOB_NAME,
-    selection=AssetSelection.groups("ingest", "reference", "publish")
-    | AssetSelection.assets(ledger_dbt_models),
-    description="Ingest new landing files, reload reference data, dbt build, publish the marts.",
-)
+@cache
+def load_definitions() -> Definitions:
+    ledger_dbt_models = build_dbt_assets(prepare_manifest())
+    published_marts = published_marts_asset(upstream=list(ledger_dbt_models.keys))
+    build_ledger = define_asset_job(
+        BUILD_JOB_NAME,
+        selection=AssetSelection.groups("ingest", "reference", "publish")
+        | AssetSelection.assets(ledger_dbt_models),
+        description="Ingest new landing files, reload reference data, dbt build, publish the marts.",
+    )
+    operation_jobs, operation_schedules, freshness_checks = operations_definitions()
+    return Definitions(
+        assets=[raw_events, reference_tables, ledger_dbt_models, published_marts],
+        asset_checks=[*build_experience_checks(ledger_dbt_models), *freshness_checks],
+        jobs=[build_ledger, *operation_jobs],
+        schedules=operation_schedules,
+        sensors=[landing_sensor_for(BUILD_JOB_NAME)],
+        resources={"warehouse": LedgerWarehouse(), "dbt": dbt_resource()},
+    )
 
-operation_jobs, operation_schedules, freshness_checks = operations_definitions()
 
-defs = Definitions(
-    assets=[raw_events, reference_tables, ledger_dbt_models, published_marts],
-    asset_checks=[*build_experience_checks(ledger_dbt_models), *freshness_checks],
-    jobs=[build_ledger, *operation_jobs],
-    schedules=operation_schedules,
-    sensors=[landing_sensor_for(BUILD_JOB_NAME)],
-    resources={"warehouse": LedgerWarehouse(), "dbt": dbt_resource()},
-)
+@definitions
+def defs() -> Definitions:
+    return load_definitions()

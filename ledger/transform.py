@@ -1,30 +1,28 @@
-"""Run the dbt project (`dbt/`) against the warehouse, in-process.
+"""How dbt is invoked on an installation's warehouse, and the reference data it reads.
 
     with connect(settings.warehouse_path) as con:
         prepare_reference(settings, con)      # validated reference data -> schema `reference`
-    run_dbt(settings, ["build"])              # staging -> intermediate -> marts, tests included
+    dbt_build_args(settings)                  # THE `dbt build` of the pipeline (Dagster asset)
 
-dbt reads the warehouse path from `LEDGER_WAREHOUSE_PATH` (see `dbt/profiles.yml`) and the
-reporting currency and time zone from its vars. Artefacts go to `settings.dbt_target_dir` and logs
-under the home, so two homes (a test and the demo) never share `dbt/target`.
+Everything dbt needs travels on its command line, never through `os.environ`: the warehouse path
+(`--vars warehouse_path`, read by `dbt/profiles.yml`), the reporting currency, time zone and the
+vocabulary (`ledger.vocabulary.dbt_vars`), the log and target paths under the home, so two homes
+(a test and the demo) never share `dbt/target`.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import duckdb
 from dbt.cli.main import dbtRunner, dbtRunnerResult
 
+from ledger import vocabulary
 from ledger.reference import load_reference, write_reference_tables
 from ledger.settings import DBT_PROJECT_DIR, Settings
 
-# dbt reads its profile's env_var() from os.environ: one in-process run at a time per process, so
-# two runs never see each other's warehouse path.
+# dbt-duckdb keeps one database instance per process: one in-process run at a time.
 _DBT_LOCK = threading.Lock()
 
 
@@ -32,18 +30,34 @@ class DbtRunError(RuntimeError):
     """A dbt invocation failed; the message names the failed nodes and what to look at."""
 
 
-def dbt_vars(settings: Settings) -> dict[str, str]:
-    return {"reporting_currency": settings.reporting_currency, "timezone": settings.timezone}
-
-
-def dbt_env(settings: Settings) -> dict[str, str]:
+def dbt_vars(settings: Settings) -> dict:
+    """The vars of every invocation: the warehouse, the reporting frame and the vocabulary."""
     return {
-        "LEDGER_WAREHOUSE_PATH": str(settings.warehouse_path),
-        # Keep dbt's own files out of the repository tree and per home.
-        "DBT_LOG_PATH": str(settings.home / "dbt_logs"),
-        "DBT_TARGET_PATH": str(settings.dbt_target_dir),
-        "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
+        "warehouse_path": str(settings.warehouse_path),
+        "reporting_currency": settings.reporting_currency,
+        "timezone": settings.timezone,
+        **vocabulary.dbt_vars(),
     }
+
+
+def dbt_run_flags(settings: Settings) -> list[str]:
+    """The flags every dbt command of this installation takes (the Dagster resource adds the
+    project, profiles and target paths itself)."""
+    return [
+        "--vars",
+        json.dumps(dbt_vars(settings)),
+        "--log-path",
+        str(settings.home / "dbt_logs"),
+        "--no-send-anonymous-usage-stats",
+    ]
+
+
+def dbt_build_args(settings: Settings) -> list[str]:
+    """THE `dbt build` of the pipeline: the one place its arguments are decided.
+
+    The Dagster asset `ledger_dbt_models` runs exactly this through `DbtCliResource`.
+    """
+    return ["build", *dbt_run_flags(settings)]
 
 
 def prepare_reference(settings: Settings, con: duckdb.DuckDBPyConnection) -> None:
@@ -56,7 +70,7 @@ def prepare_reference(settings: Settings, con: duckdb.DuckDBPyConnection) -> Non
 
 
 def dbt_args(settings: Settings, args: list[str]) -> list[str]:
-    """`args` with the project, profile, target path and vars this installation needs."""
+    """`args` with the project, profile and target paths and the flags of this installation."""
     return [
         *args,
         "--project-dir",
@@ -65,23 +79,8 @@ def dbt_args(settings: Settings, args: list[str]) -> list[str]:
         str(DBT_PROJECT_DIR),
         "--target-path",
         str(settings.dbt_target_dir),
-        "--vars",
-        json.dumps(dbt_vars(settings)),
+        *dbt_run_flags(settings),
     ]
-
-
-@contextmanager
-def _environment(values: dict[str, str]) -> Iterator[None]:
-    saved = {name: os.environ.get(name) for name in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 def failed_nodes(result: dbtRunnerResult) -> list[str]:
@@ -115,7 +114,7 @@ def _release_warehouse() -> None:
 def run_dbt(settings: Settings, args: list[str]) -> dbtRunnerResult:
     """Run `dbt <args>` on this installation's warehouse; raise `DbtRunError` if it fails."""
     settings.home.mkdir(parents=True, exist_ok=True)
-    with _DBT_LOCK, _environment(dbt_env(settings)):
+    with _DBT_LOCK:
         try:
             result = dbtRunner().invoke(dbt_args(settings, args))
         finally:

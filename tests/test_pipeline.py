@@ -116,13 +116,17 @@ ASSET_KEYS = [
 
 
 def test_asset_keys_match_the_lineage_snapshot() -> None:
-    from dagster_project.definitions import defs
+    from dagster_project.definitions import load_definitions
+
+    defs = load_definitions()
 
     assert sorted(key.to_user_string() for key in defs.resolve_all_asset_keys()) == ASSET_KEYS
 
 
 def test_dbt_sources_are_the_ingest_and_reference_assets_and_publish_follows_the_marts() -> None:
-    from dagster_project.definitions import defs
+    from dagster_project.definitions import load_definitions
+
+    defs = load_definitions()
 
     graph = defs.resolve_asset_graph()
     staging = graph.get(AssetKey(["staging", "stg_metering__events"]))
@@ -175,7 +179,9 @@ def test_a_failed_build_keeps_the_previous_published_copy(
 
 
 def test_landing_sensor_requests_a_build_only_for_new_files(env_home: Settings) -> None:
-    from dagster_project.definitions import defs
+    from dagster_project.definitions import load_definitions
+
+    defs = load_definitions()
 
     sensor = defs.resolve_sensor_def("landing_files_sensor")
     resources = {"warehouse": defs.resources["warehouse"]}
