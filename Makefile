@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 FOCUS_VENV := .venv-focus
 FOCUS_STAMP := $(FOCUS_VENV)/.installed
 
-.PHONY: env focus-env demo test bench lint format clean
+.PHONY: env focus-env chromium demo test test-fast bench lint format clean
 
 env: $(STAMP)
 
@@ -28,8 +28,23 @@ $(FOCUS_STAMP): requirements-focus.txt
 demo: env
 	$(BIN)/ledger demo
 
-test: env focus-env
+# The browser test drives Debian's chromium; installed here (needs root and apt-get) when missing.
+CHROMIUM := /usr/bin/chromium
+
+chromium:
+	@test -x $(CHROMIUM) || { \
+		command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] || { \
+			echo "$(CHROMIUM) is missing: sudo apt-get update && sudo apt-get install -y chromium"; \
+			exit 1; }; \
+		DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium; }
+
+test: env focus-env chromium
 	$(BIN)/python -m pytest
+
+# Everything but the build-heavy modules (marked `integration`): a quick loop while editing.
+test-fast: env
+	$(BIN)/python -m pytest -m "not integration"
 
 bench: env
 	$(BIN)/python -m ledger.bench

@@ -9,17 +9,10 @@ from __future__ import annotations
 
 from decimal import ROUND_HALF_EVEN, Decimal
 
+from ledger.formatting import round_money
 from ledger.ratios import ratio
 
-CENT = Decimal("0.01")
 NO_VALUE = "—"
-
-
-def round_money(value: Decimal | int | None) -> Decimal | None:
-    """Half-even to the cent; None stays None (unknown is not zero)."""
-    if value is None:
-        return None
-    return Decimal(value).quantize(CENT, rounding=ROUND_HALF_EVEN)
 
 
 def money(value: Decimal | int | None, currency: str) -> str:

@@ -410,8 +410,8 @@ def report() -> None:
 def report_weekly(week: str | None) -> None:
     """Write the weekly margin review: HTML, Markdown and XLSX under LEDGER_HOME/reports/<week>/."""
     from ledger.alerts.figures import MartsMissingError
+    from ledger.calendar import WeekError
     from ledger.report.review import write_weekly_review
-    from ledger.report.weekly import WeekError
 
     try:
         result = write_weekly_review(_settings(), week)

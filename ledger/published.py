@@ -64,3 +64,13 @@ def open_published_with_ops(settings: Settings) -> Iterator[duckdb.DuckDBPyConne
         yield con
     finally:
         con.close()
+
+
+def has_mart(con: duckdb.DuckDBPyConnection, name: str) -> bool:
+    """Whether `marts.<name>` exists (a copy built before the mart was added has not got it)."""
+    (found,) = con.execute(
+        "select count(*) from information_schema.tables "
+        "where table_schema = 'marts' and table_name = ?",
+        [name],
+    ).fetchone()
+    return bool(found)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -12,6 +13,28 @@ import duckdb
 import pytest
 
 from ledger.settings import REPO_ROOT, Settings
+
+# ---- markers -------------------------------------------------------------------------------------
+
+# Session fixtures that build a warehouse (dbt, Dagster): a test using any of them, directly or
+# through another fixture, is an `integration` test (`make test-fast` leaves those out).
+BUILD_FIXTURES = frozenset(
+    {
+        "ledger_built_warehouse",
+        "ops_template_home",
+        "boards_home",
+        "collect_run",
+        "finops_home",
+        "pipeline_home",
+    }
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if BUILD_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.integration)
+
 
 # ---- ledger (dbt models): one warehouse, built once per test session ------------------------------
 
@@ -317,35 +340,71 @@ def ledger_insert_events(con: duckdb.DuckDBPyConnection, rows: list[dict]) -> No
         )
 
 
+# ---- the one way tests build a home: the pipeline's own Dagster job ------------------------------
+
+# The simulated month lies in the future of some clocks: files are ingested as of after it (the
+# job's own ingest step then finds nothing new and uses no clock).
+INGEST_TIME = datetime(2027, 1, 1)
+
+
+def build_home(
+    root: Path,
+    *,
+    reference_dir: Path = LEDGER_REFERENCE_DIR,
+    simulation: dict | None = None,
+    landing_files: Callable[[Path], None] | None = None,
+    raw_rows: list[dict] | None = None,
+    ingest_time: datetime = INGEST_TIME,
+) -> Settings:
+    """A home under `root` built and published by the job `build_ledger` (`ledger build`).
+
+    Its landing folder gets `simulation` (keyword arguments of `ledger.simulate.simulate`) and/or
+    the files `landing_files(landing)` writes; they are ingested as of `ingest_time`; `raw_rows`
+    (hand-made events, some of which the contract would refuse) go straight into raw.events. Then
+    the job loads the reference data, runs `dbt build` and publishes the marts.
+    """
+    from ledger.build import run_build
+    from ledger.ingest import ingest_paths
+    from ledger.simulate import simulate
+    from ledger.warehouse import connect, ensure_raw_schema
+
+    settings = Settings(home=root / "home", reference_dir=reference_dir)
+    settings.ensure_dirs()
+    if simulation is not None:
+        simulate(settings.landing_dir, **simulation)
+    if landing_files is not None:
+        landing_files(settings.landing_dir)
+    ingest_paths(settings, [settings.landing_dir], ingest_time=ingest_time)
+    if raw_rows:
+        with connect(settings.warehouse_path) as con:
+            ensure_raw_schema(con)
+            ledger_insert_events(con, raw_rows)
+    outcome = run_build(settings)
+    assert outcome.success, "\n".join(outcome.lines)
+    return settings
+
+
+def dbt_run_results(settings: Settings) -> dict[str, str]:
+    """unique_id -> status of the last dbt invocation of the home (its run_results.json)."""
+    results = json.loads((settings.dbt_target_dir / "run_results.json").read_text())
+    return {r["unique_id"]: r["status"] for r in results["results"]}
+
+
 @dataclass(frozen=True)
 class LedgerWarehouse:
     settings: Settings
-    dbt_result: Any  # dbtRunnerResult of `dbt build`
+    dbt_results: dict[str, str]  # unique_id -> status of the build's `dbt build`
 
 
 @pytest.fixture(scope="session")
 def ledger_built_warehouse(tmp_path_factory: pytest.TempPathFactory) -> LedgerWarehouse:
-    """Simulated traffic (ingested) plus the hand-made sessions, reference data, `dbt build`,
-    published (the export reads the published copy)."""
-    from ledger.ingest import ingest_paths
-    from ledger.publish import publish
-    from ledger.simulate import simulate
-    from ledger.transform import prepare_reference, run_dbt
-    from ledger.warehouse import connect, ensure_raw_schema
-
-    root = tmp_path_factory.mktemp("ledger")
-    settings = Settings(home=root / "home", reference_dir=LEDGER_REFERENCE_DIR)
-    landing = root / "landing"
-    simulate(landing, bad_row_share=0.0, duplicate_share=0.0, **LEDGER_SIMULATION)
-    # The simulated month lies in the future of some clocks: ingest as of after it.
-    ingest_paths(settings, [landing], ingest_time=datetime(2027, 1, 1))
-    with connect(settings.warehouse_path) as con:
-        ensure_raw_schema(con)
-        ledger_insert_events(con, ledger_hand_made_events())
-        prepare_reference(settings, con)
-    result = run_dbt(settings, ["build"])
-    publish(settings)
-    return LedgerWarehouse(settings, result)
+    """Simulated traffic plus the hand-made sessions, built and published by the job."""
+    settings = build_home(
+        tmp_path_factory.mktemp("ledger"),
+        simulation={"bad_row_share": 0.0, "duplicate_share": 0.0, **LEDGER_SIMULATION},
+        raw_rows=ledger_hand_made_events(),
+    )
+    return LedgerWarehouse(settings, dbt_run_results(settings))
 
 
 @pytest.fixture
@@ -376,22 +435,8 @@ OPS_SIMULATION = {"tenants": 2, "days": 21, "start": date(2026, 11, 1), "seed": 
 
 @pytest.fixture(scope="session")
 def ops_template_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A built and published warehouse; tests copy it, never change it."""
-    from ledger.ingest import ingest_paths
-    from ledger.publish import publish
-    from ledger.simulate import simulate
-    from ledger.transform import prepare_reference, run_dbt
-    from ledger.warehouse import connect
-
-    root = tmp_path_factory.mktemp("ops")
-    settings = Settings(home=root / "home", reference_dir=LEDGER_REFERENCE_DIR)
-    simulate(root / "landing", **OPS_SIMULATION)
-    ingest_paths(settings, [root / "landing"], ingest_time=datetime(2027, 1, 1))
-    with connect(settings.warehouse_path) as con:
-        prepare_reference(settings, con)
-    run_dbt(settings, ["build"])
-    publish(settings)
-    return settings.home
+    """A built and published home; tests copy it, never change it."""
+    return build_home(tmp_path_factory.mktemp("ops"), simulation=OPS_SIMULATION).home
 
 
 @pytest.fixture

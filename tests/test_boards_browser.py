@@ -1,5 +1,5 @@
 """A real browser on the real server: `streamlit run` on a free local port, headless Chromium
-(Debian's package, installed here when missing) driven by Playwright, on the `boards_home` copy.
+(Debian's package, installed by `make test` when missing) driven by Playwright, on the `boards_home` copy.
 
 The sidebar's default period is the last 7 days with data (2025-03-05 to 2025-03-11), so the
 overview counts all three fixture sessions: revenue 0.60 + 1.80 + 1.60 = 4.00, cost 0.0144 +
@@ -8,8 +8,6 @@ overview counts all three fixture sessions: revenue 0.60 + 1.80 + 1.60 = 4.00, c
 
 from __future__ import annotations
 
-import os
-import shutil
 import socket
 import subprocess
 import time
@@ -38,27 +36,13 @@ TIMEOUT_MS = 30_000
 
 @pytest.fixture(scope="session")
 def boards_chromium() -> Path:
-    """Debian's chromium; installed with apt when missing. Never skipped: a missing browser fails."""
-    if CHROMIUM.exists():
-        return CHROMIUM
-    if shutil.which("apt-get") is None or os.geteuid() != 0:
-        pytest.fail(
-            f"{CHROMIUM} is missing and cannot be installed here (needs root and apt-get). "
-            "Install it with `sudo apt-get update && sudo apt-get install -y chromium`."
-        )
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    for command in (
-        ["apt-get", "update"],
-        ["apt-get", "install", "-y", "--no-install-recommends", "chromium"],
-    ):
-        result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
-        if result.returncode != 0:
-            pytest.fail(
-                f"installing Debian's chromium failed at `{' '.join(command)}`:\n"
-                f"{result.stderr[-2000:]}"
-            )
+    """Debian's chromium, which `make test` installs when missing. Never skipped: a missing
+    browser fails, naming the fix."""
     if not CHROMIUM.exists():
-        pytest.fail(f"apt-get installed chromium but {CHROMIUM} does not exist")
+        pytest.fail(
+            f"{CHROMIUM} is missing: run `make chromium` (or `make test`, which installs it), or "
+            "`sudo apt-get update && sudo apt-get install -y --no-install-recommends chromium`."
+        )
     return CHROMIUM
 
 

@@ -26,6 +26,9 @@ from ledger.settings import REPO_ROOT, Settings
 from ledger.transform import prepare_reference, run_dbt
 from ledger.warehouse import connect, ensure_raw_schema
 
+# Every test here reads the module's own small warehouse, built with dbt.
+pytestmark = pytest.mark.integration
+
 EXPERIENCE_MARTS = (
     "fct_turn_latency",
     "fct_latency_budget_tenant_daily",

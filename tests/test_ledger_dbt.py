@@ -45,14 +45,15 @@ COMPONENTS = ("asr", "llm", "tts", "realtime", "vision", "infra")
 
 
 def test_dbt_build_passes_every_model_unit_test_and_data_test(ledger_built_warehouse):
-    result = ledger_built_warehouse.dbt_result
-    assert result.success
+    results = ledger_built_warehouse.dbt_results
     by_type: dict[str, list[str]] = defaultdict(list)
-    for node_result in result.result.results:
-        by_type[node_result.node.resource_type].append(node_result.node.name)
-        assert str(node_result.status).split(".")[-1].lower() in {"success", "pass"}, (
-            node_result.node.unique_id
-        )
+    for unique_id, status in results.items():
+        resource_type, _project, *rest = unique_id.split(".")
+        # unit_test.<project>.<model>.<name>; test.<project>.<name>[.<hash>]; model.<project>.<name>
+        name = rest[-1] if resource_type == "unit_test" else rest[0]
+        by_type[resource_type].append(name)
+        assert status in {"success", "pass"}, unique_id
+    assert by_type["model"]
     unit_tests = set(by_type["unit_test"])
     assert {
         "test_price_change_inside_a_session_prices_each_event_at_its_own_rate",

@@ -13,11 +13,11 @@ import duckdb
 import openpyxl
 import pytest
 
+from ledger.calendar import WeekError, parse_iso_week, previous_iso_week
+from ledger.formatting import round_money
 from ledger.ingest import ingest_paths
 from ledger.publish import publish
-from ledger.report.numbers import round_money
 from ledger.report.review import write_weekly_review
-from ledger.report.weekly import WeekError, parse_iso_week, previous_iso_week
 from ledger.settings import Settings
 from ledger.transform import run_dbt
 

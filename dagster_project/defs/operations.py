@@ -41,9 +41,9 @@ from dagster import (
 
 from dagster_project.defs.resources import LedgerWarehouse
 from ledger.alerts.figures import check_freshness, latest_closed_business_date
-from ledger.alerts.run import run_alerts, yesterday
+from ledger.alerts.run import run_alerts
+from ledger.calendar import iso_week_of, yesterday
 from ledger.report.review import write_weekly_review
-from ledger.report.weekly import iso_week_of
 
 TENANT_DAILY_MARGIN = AssetKey(["marts", "fct_tenant_daily_margin"])
 DAILY_ALERTS_JOB = "daily_cost_alerts"

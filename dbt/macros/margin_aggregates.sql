@@ -12,7 +12,7 @@
     cast(coalesce(sum({{ ledger }}.billable_seconds), 0) as bigint) as billable_seconds,
     coalesce(sum({{ ledger }}.billable_minutes), {{ money(0) }}) as billable_minutes,
     sum({{ ledger }}.revenue) as revenue,
-    {%- for component in ['asr', 'llm', 'tts', 'realtime', 'vision', 'infra'] %}
+    {%- for component in var('components') %}
     sum({{ ledger }}.{{ component }}_cost) as {{ component }}_cost,
     {%- endfor %}
     sum({{ ledger }}.total_cost) as total_cost,
@@ -20,7 +20,7 @@
     cast(sum({{ ledger }}.false_interruption_count) as bigint) as false_interruption_count,
     sum({{ ledger }}.interruption_waste_cost) as interruption_waste_cost,
     sum({{ ledger }}.cache_savings) as cache_savings,
-    {%- for kind in ['llm', 'realtime', 'tts', 'vision'] %}
+    {%- for kind in var('savings_kinds') %}
     sum({{ ledger }}.{{ kind }}_cache_savings) as {{ kind }}_cache_savings,
     {%- endfor %}
     cast(sum({{ ledger }}.degradation_count) as bigint) as degradation_count,

@@ -45,7 +45,7 @@ from ledger.alerts.store import (
     set_notification,
     update_delivery,
 )
-from ledger.report.numbers import money, percent, points, rate
+from ledger.formatting import money, percent, points, rate
 
 DEFAULT_COOLDOWN_DAYS = 3
 SEVERITY_ICON = {"info": "ℹ️", "warning": "⚠️", "critical": "🚨"}

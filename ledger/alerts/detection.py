@@ -37,8 +37,8 @@ from datetime import date
 from decimal import Decimal
 
 from ledger.ratios import gross_margin_pct
+from ledger.vocabulary import COMPONENTS
 
-COMPONENTS: tuple[str, ...] = ("asr", "llm", "tts", "realtime", "vision", "infra")
 TENANT_METRICS: tuple[str, ...] = ("cost_per_billable_minute", "total_cost", "gross_margin_pct")
 METRICS: tuple[str, ...] = TENANT_METRICS + tuple(f"{c}_cost" for c in COMPONENTS)
 

@@ -31,8 +31,8 @@ from ledger.alerts.store import (
     new_id,
     notified_severity,
 )
-from ledger.report.numbers import money, percent, signed_money
-from ledger.report.reconciliation import has_reconciliation
+from ledger.formatting import money, percent, signed_money
+from ledger.published import has_mart
 
 DRIFT_METRIC = "rate_card_drift"
 DRIFT_KIND = "rate_card_drift"
@@ -130,7 +130,7 @@ class DriftOutcome:
 
 def find_drifts(con: duckdb.DuckDBPyConnection, day: date) -> list[Drift]:
     """Reconciliation rows of `day` over the tolerance; none before the mart exists."""
-    if not has_reconciliation(con):
+    if not has_mart(con, "fct_reconciliation_daily"):
         return []
     rows = con.execute(
         """

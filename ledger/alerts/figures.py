@@ -7,14 +7,16 @@ money kept as Decimal exactly as DuckDB holds it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta
+from datetime import date, datetime, timedelta
 from decimal import Decimal
 from zoneinfo import ZoneInfo
 
 import duckdb
 
-from ledger.alerts.detection import COMPONENTS, ComponentDay, TenantDay
+from ledger.alerts.detection import ComponentDay, TenantDay
+from ledger.calendar import day_end_utc
 from ledger.ratios import ratio
+from ledger.vocabulary import COMPONENTS
 
 ZERO = Decimal(0)
 
@@ -194,11 +196,6 @@ class Freshness:
                 f"which usually have traffic"
             )
         return f"business date {day} is closed (newest event {newest})"
-
-
-def day_end_utc(day: date, timezone: str) -> datetime:
-    local_midnight = datetime.combine(day + timedelta(days=1), time(0), tzinfo=ZoneInfo(timezone))
-    return local_midnight.astimezone(ZoneInfo("UTC")).replace(tzinfo=None)
 
 
 def newest_event_at(con: duckdb.DuckDBPyConnection) -> datetime | None:

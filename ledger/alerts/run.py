@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta
-from zoneinfo import ZoneInfo
+from datetime import date, datetime, timedelta
 
 import duckdb
 
@@ -48,6 +47,7 @@ from ledger.alerts.store import (
     record_anomalies,
     record_run,
 )
+from ledger.calendar import utc_now, yesterday
 from ledger.published import open_published_with_ops
 from ledger.settings import Settings
 
@@ -74,14 +74,6 @@ class AlertRunResult:
     @property
     def paged(self) -> list[Anomaly]:
         return [a for a in self.anomalies if a.severity in PAGED_SEVERITIES]
-
-
-def yesterday(timezone: str, now: datetime | None = None) -> date:
-    """The business date a daily run checks: the day before today in the reporting zone."""
-    current = now or datetime.now(UTC)
-    if current.tzinfo is None:
-        current = current.replace(tzinfo=UTC)
-    return current.astimezone(ZoneInfo(timezone)).date() - timedelta(days=1)
 
 
 def default_sink(settings: Settings, echo: Callable[[str], None] | None = print) -> Sink:
@@ -131,7 +123,7 @@ def run_alerts(
     Failed notifications of earlier runs are retried first. On a day the data has not closed, no
     anomaly is detected or sent: one "data is stale" notification goes out instead.
     """
-    now = (now or datetime.now(UTC)).astimezone(UTC).replace(tzinfo=None)
+    now = utc_now(now)
     sink = sink or default_sink(settings, echo)
     run_id = new_id()
     with open_published_with_ops(settings) as con:

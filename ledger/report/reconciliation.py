@@ -10,6 +10,8 @@ from decimal import Decimal
 
 import duckdb
 
+from ledger.published import has_mart
+
 
 @dataclass(frozen=True)
 class ReconciledWeek:
@@ -36,12 +38,7 @@ RECONCILIATION_MART = "fct_reconciliation_daily"
 
 def has_reconciliation(con: duckdb.DuckDBPyConnection) -> bool:
     """Whether the marts have the reconciliation yet (a warehouse built before it has not)."""
-    (found,) = con.execute(
-        "select count(*) from information_schema.tables "
-        "where table_schema = 'marts' and table_name = ?",
-        [RECONCILIATION_MART],
-    ).fetchone()
-    return bool(found)
+    return has_mart(con, RECONCILIATION_MART)
 
 
 def load_reconciliation(

@@ -12,23 +12,17 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from ledger.alerts.figures import require_marts
 from ledger.alerts.run import record_days_for_report
+from ledger.calendar import WeekError, parse_iso_week, previous_iso_week, utc_now
 from ledger.published import open_published_with_ops
 from ledger.report.documents import render_html, render_markdown, write_xlsx
 from ledger.report.reconciliation import load_reconciliation
 from ledger.report.restatement import find_restatements_and_snapshot
-from ledger.report.weekly import (
-    WeekError,
-    WeeklyReview,
-    latest_complete_iso_week,
-    load_weekly_review,
-    parse_iso_week,
-    previous_iso_week,
-)
+from ledger.report.weekly import WeeklyReview, latest_complete_iso_week, load_weekly_review
 from ledger.settings import Settings
 
 # `--week latest`: the newest week the data holds completely (demo or historical data).
@@ -72,7 +66,7 @@ def write_weekly_review(
 ) -> ReviewResult:
     """Write the review of `iso_week` ('2026-W47'; None: the week before this one; 'latest': the
     newest week the data holds completely)."""
-    now = (now or datetime.now(UTC)).astimezone(UTC).replace(tzinfo=None)
+    now = utc_now(now)
     with open_published_with_ops(settings) as con:
         require_marts(con, str(settings.published_path))
         if iso_week == LATEST:

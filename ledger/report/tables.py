@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from ledger.alerts.delivery import METRIC_LABELS
-from ledger.alerts.detection import COMPONENTS
-from ledger.report.numbers import money, percent, points, rate
+from ledger.formatting import money, percent, points, rate
 from ledger.report.weekly import TenantWeek, WeeklyReview
+from ledger.vocabulary import COMPONENTS
 
 HUNDRED = Decimal(100)
 

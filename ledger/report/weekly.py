@@ -10,22 +10,28 @@ sessions) and from `raw.quarantine` (rows whose `occurred_at` falls in the week)
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, datetime, timedelta
 from decimal import Decimal
-from zoneinfo import ZoneInfo
 
 import duckdb
 
-from ledger.alerts.detection import COMPONENTS
-from ledger.alerts.figures import day_end_utc, newest_event_at
+from ledger.alerts.delivery import describe_cause
+from ledger.alerts.detection import Anomaly, Cause
+from ledger.alerts.figures import latest_closed_business_date, newest_event_at
+from ledger.calendar import (
+    WeekError,
+    day_end_utc,
+    iso_week_of,
+    parse_iso_week,
+    utc_now,
+)
 from ledger.ratios import gross_margin_pct
 from ledger.report.reconciliation import ReconciledWeek
+from ledger.vocabulary import COMPONENTS
 
 ZERO = Decimal(0)
 HUNDRED = Decimal(100)
-_WEEK = re.compile(r"^(\d{4})-W(\d{2})$")
 
 MONEY_FIELDS: tuple[str, ...] = (
     "revenue",
@@ -48,40 +54,8 @@ COUNT_FIELDS: tuple[str, ...] = (
 )
 
 
-class WeekError(ValueError):
-    """A bad or empty ISO week; the message says what to pass instead."""
-
-
-def parse_iso_week(text: str) -> tuple[date, date]:
-    """'2026-W47' -> (Monday, Sunday)."""
-    match = _WEEK.match(text.strip())
-    if not match:
-        raise WeekError(f"an ISO week looks like 2026-W47, got {text!r}")
-    try:
-        monday = date.fromisocalendar(int(match[1]), int(match[2]), 1)
-    except ValueError as exc:
-        raise WeekError(f"{text} is not a week of the ISO calendar") from exc
-    return monday, monday + timedelta(days=6)
-
-
-def iso_week_of(day: date) -> str:
-    year, week, _ = day.isocalendar()
-    return f"{year}-W{week:02d}"
-
-
-def previous_iso_week(timezone: str, now: datetime | None = None) -> str:
-    """The last full ISO week before today in the reporting zone (what Monday's review covers)."""
-    current = now or datetime.now(UTC)
-    if current.tzinfo is None:
-        current = current.replace(tzinfo=UTC)
-    today = current.astimezone(ZoneInfo(timezone)).date()
-    return iso_week_of(today - timedelta(days=7))
-
-
 def latest_complete_iso_week(con: duckdb.DuckDBPyConnection, timezone: str) -> str | None:
     """The newest ISO week whose seven days are all closed in the marts (for old or demo data)."""
-    from ledger.alerts.figures import latest_closed_business_date
-
     latest = latest_closed_business_date(con, timezone)
     if latest is None:
         return None
@@ -184,9 +158,6 @@ def _load_weeks(con: duckdb.DuckDBPyConnection, iso_week: str) -> list[TenantWee
 
 
 def _load_anomalies(con: duckdb.DuckDBPyConnection, first: date, last: date) -> list[ReviewAnomaly]:
-    from ledger.alerts.delivery import describe_cause
-    from ledger.alerts.detection import Anomaly, Cause
-
     exists = con.execute(
         "select count(*) from information_schema.tables "
         "where table_schema = 'ops' and table_name = 'anomalies'"
@@ -288,7 +259,7 @@ def load_weekly_review(
         week_end=last,
         currency=currency,
         timezone=timezone,
-        generated_at=(now or datetime.now(UTC)).astimezone(UTC).replace(tzinfo=None),
+        generated_at=utc_now(now),
         tenants=tenants,
         previous=previous,
         previous_week=previous_week,

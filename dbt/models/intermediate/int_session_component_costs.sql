@@ -1,4 +1,4 @@
-{%- set components = ['asr', 'llm', 'tts', 'realtime', 'vision', 'infra'] -%}
+{%- set components = var('components') -%}
 
 with
 

@@ -1,5 +1,5 @@
-{%- set components = ['asr', 'llm', 'tts', 'realtime', 'vision', 'infra'] -%}
-{%- set savings_kinds = ['llm', 'realtime', 'tts', 'vision'] -%}
+{%- set components = var('components') -%}
+{%- set savings_kinds = var('savings_kinds') -%}
 {%- set cost_columns = [] -%}
 {%- for component in components -%}{%- do cost_columns.append(component ~ '_cost') -%}{%- endfor -%}
 {%- set savings_columns = [] -%}

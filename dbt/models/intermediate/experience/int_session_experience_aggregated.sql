@@ -1,5 +1,4 @@
-{%- set degradation_kinds = ['realtime_to_cascade', 'asr_to_dtmf', 'tts_filler', 'vision_clamp',
-                             'provider_failover'] -%}
+{%- set degradation_kinds = var('degradation_kinds') -%}
 with
 
 sessions as (

@@ -4,8 +4,7 @@
     Rates are shares between 0 and 1 (DOUBLE: they are not money) and NULL when the denominator
     is 0: "no turns" is not "no interruptions".
 -#}
-{%- set degradation_kinds = ['realtime_to_cascade', 'asr_to_dtmf', 'tts_filler', 'vision_clamp',
-                             'provider_failover'] -%}
+{%- set degradation_kinds = var('degradation_kinds') -%}
 with
 
 session_experience as (

@@ -1,5 +1,4 @@
-{%- set segments = ['endpointing', 'stt_final', 'llm_ttft', 'tts_first_frame', 'network_playback',
-                    'first_audio'] -%}
+{%- set segments = var('segments') + ['first_audio'] -%}
 with
 
 turn_segments as (

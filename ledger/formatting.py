@@ -1,4 +1,5 @@
-"""How numbers are shown to people: money half-even to 2 places, never through a float."""
+"""How numbers are shown to people, everywhere (alerts, weekly review; the boards build on it):
+money half-even to 2 places, never through a float; an unknown value is never shown as 0."""
 
 from __future__ import annotations
 
@@ -7,9 +8,12 @@ from decimal import ROUND_HALF_EVEN, Decimal
 CENT = Decimal("0.01")
 
 
-def round_money(value: Decimal) -> Decimal:
-    """Half-even to 2 places (SPEC 5: what people read is rounded; totals sum unrounded amounts)."""
-    return value.quantize(CENT, rounding=ROUND_HALF_EVEN)
+def round_money(value: Decimal | int | None) -> Decimal | None:
+    """Half-even to 2 places (SPEC 5: what people read is rounded; totals sum unrounded amounts).
+    None stays None (unknown is not zero)."""
+    if value is None:
+        return None
+    return Decimal(value).quantize(CENT, rounding=ROUND_HALF_EVEN)
 
 
 def money(value: Decimal | None, currency: str = "") -> str:
