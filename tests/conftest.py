@@ -579,18 +579,10 @@ def boards_write_landing(landing: Path) -> None:
 
 @pytest.fixture(scope="session")
 def boards_home(tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    """A published copy of the fixture traffic: ingest, reference data, `dbt run`, publish."""
-    from ledger.ingest import ingest_paths
-    from ledger.publish import publish
-    from ledger.transform import prepare_reference, run_dbt
-    from ledger.warehouse import connect
-
-    root = tmp_path_factory.mktemp("boards")
-    settings = Settings(home=root / "home", reference_dir=BOARDS_REFERENCE_DIR)
-    boards_write_landing(root / "landing")
-    ingest_paths(settings, [root / "landing"], ingest_time=datetime(2026, 1, 1))
-    with connect(settings.warehouse_path) as con:
-        prepare_reference(settings, con)
-    run_dbt(settings, ["run"])
-    publish(settings)
-    return settings
+    """A published copy of the fixture traffic, built by the job."""
+    return build_home(
+        tmp_path_factory.mktemp("boards"),
+        reference_dir=BOARDS_REFERENCE_DIR,
+        landing_files=boards_write_landing,
+        ingest_time=datetime(2026, 1, 1),
+    )

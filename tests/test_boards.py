@@ -376,8 +376,8 @@ def test_the_boards_keep_reading_while_the_pipeline_builds_and_pick_up_the_new_c
     from dashboards import connection
 
     home = tmp_path / "home"
-    # The same landing files the fixture ingested (written next to its home).
-    shutil.copytree(boards_home.home.parent / "landing", home / "landing")
+    # The same landing files the fixture ingested (its home's landing folder).
+    shutil.copytree(boards_home.landing_dir, home / "landing")
     shutil.copytree(boards_home.published_path.parent, home / "published")
     env = {
         **os.environ,
