@@ -203,3 +203,29 @@ def test_one_tenant_day_is_the_same_number_on_the_boards_in_the_alerts_and_the_r
     review = write_weekly_review(ops_settings, WEEK).review
     (review_week,) = [w for w in review.tenants if w.tenant_id == TENANT]
     assert review_week.gross_margin_pct == board_week.gross_margin_pct == mart_week_margin
+
+
+def _imports(path: Path) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+    return found
+
+
+def test_the_ledger_never_imports_the_orchestrator_and_alerts_never_import_the_report() -> None:
+    ledger = REPO_ROOT / "ledger"
+    orchestrated = {
+        str(p.relative_to(REPO_ROOT))
+        for p in ledger.rglob("*.py")
+        if any(name.split(".")[0] == "dagster_project" for name in _imports(p))
+    }
+    assert orchestrated == set()
+    alerts_on_report = {
+        str(p.relative_to(REPO_ROOT))
+        for p in (ledger / "alerts").glob("*.py")
+        if any(name.startswith("ledger.report") for name in _imports(p))
+    }
+    assert alerts_on_report == set()
