@@ -7,7 +7,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any
 
 import duckdb
 import pytest
@@ -43,291 +42,18 @@ LEDGER_REFERENCE_DIR = REPO_ROOT / "data" / "reference"
 LEDGER_SIMULATION = {"tenants": 4, "days": 2, "start": date(2026, 11, 15), "sessions_per_day": 8}
 
 
-def _ledger_event(event_type: str, session_id: str, occurred_at: str, **fields: Any) -> dict:
-    return {
-        "event_type": event_type,
-        "session_id": session_id,
-        "occurred_at": occurred_at,
-        **fields,
-    }
+FIXTURES_DIR = Path(__file__).parent / "fixtures"
 
 
 def ledger_hand_made_events() -> list[dict]:
-    """Sessions whose ledger rows are worked out by hand in tests/test_ledger_dbt.py.
+    """Sessions whose ledger rows are worked out by hand in tests/test_ledger_dbt.py
+    (`tests/fixtures/ledger_hand_made_events.jsonl`, described in `tests/fixtures/README.md`).
 
     The newest event of the warehouse is hand-open's last one (2026-11-17 03:00 UTC); the simulated
     traffic ends on 2026-11-16 16:00 UTC.
     """
-    e = _ledger_event
-    acme, bright, kiddo = "acme-telecom", "bright-bank", "kiddo-toys"
-    lumen, nobody = "lumen-health", "tenant-06"
-    llm = {"provider": "deepseek", "model": "deepseek-chat"}
-    rows = [
-        # deepseek-chat reprices at 2026-11-16 00:00 UTC, inside this session.
-        e(
-            "session.started",
-            "hand-price-change",
-            "2026-11-15 23:59:00",
-            tenant_id=acme,
-            scenario="customer_service",
-            channel="pstn",
-            pipeline="cascade",
-        ),
-        e(
-            "llm.usage",
-            "hand-price-change",
-            "2026-11-15 23:59:30",
-            tenant_id=acme,
-            **llm,
-            turn_index=0,
-            input_tokens=1000,
-            cached_input_tokens=500,
-            output_tokens=200,
-            phase="greeting",
-            route="small",
-        ),
-        e(
-            "llm.usage",
-            "hand-price-change",
-            "2026-11-16 00:00:30",
-            tenant_id=acme,
-            **llm,
-            turn_index=1,
-            input_tokens=1000,
-            cached_input_tokens=500,
-            output_tokens=200,
-            phase="substantive",
-            route="large",
-        ),
-        e(
-            "turn.interrupted",
-            "hand-price-change",
-            "2026-11-16 00:00:40",
-            tenant_id=acme,
-            turn_index=2,
-            wasted_output_tokens=100,
-            wasted_tts_characters=0,
-            is_false_interruption=True,
-        ),
-        e(
-            "asr.usage",
-            "hand-price-change",
-            "2026-11-16 00:00:41",
-            tenant_id=acme,
-            provider="aliyun",
-            model="paraformer-realtime-v2",
-            audio_seconds="61.5",
-        ),
-        e(
-            "infra.usage",
-            "hand-price-change",
-            "2026-11-16 00:00:42",
-            tenant_id=acme,
-            provider="telco",
-            resource="pstn",
-            quantity="1.5",
-            unit="path_minutes",
-        ),
-        e(
-            "session.ended",
-            "hand-price-change",
-            "2026-11-16 00:00:45",
-            tenant_id=acme,
-            end_reason="user_hangup",
-        ),
-        # A USD plan and USD rates; a TTS cache hit.
-        e(
-            "session.started",
-            "hand-usd",
-            "2026-11-16 10:00:00",
-            tenant_id=lumen,
-            scenario="companion",
-            channel="webrtc",
-            pipeline="cascade",
-        ),
-        e(
-            "llm.usage",
-            "hand-usd",
-            "2026-11-16 10:00:05",
-            tenant_id=lumen,
-            provider="openai",
-            model="gpt-4.1-mini",
-            turn_index=0,
-            input_tokens=1000,
-            cached_input_tokens=1000,
-            output_tokens=500,
-        ),
-        e(
-            "tts.usage",
-            "hand-usd",
-            "2026-11-16 10:00:06",
-            tenant_id=lumen,
-            provider="elevenlabs",
-            model="flash-v2.5",
-            turn_index=0,
-            characters=200,
-            audio_seconds="4.5",
-            cache_hit=True,
-        ),
-        e(
-            "session.ended",
-            "hand-usd",
-            "2026-11-16 10:00:30.000001",
-            tenant_id=lumen,
-            end_reason="agent_hangup",
-        ),
-        # No session.started.
-        e(
-            "llm.usage",
-            "hand-no-start",
-            "2026-11-16 05:00:00",
-            tenant_id=bright,
-            provider="qwen",
-            model="qwen-turbo",
-            turn_index=0,
-            input_tokens=100,
-            cached_input_tokens=0,
-            output_tokens=50,
-        ),
-        e(
-            "session.ended",
-            "hand-no-start",
-            "2026-11-16 05:01:00",
-            tenant_id=bright,
-            end_reason="agent_hangup",
-        ),
-        # No session.ended, last event more than 2 hours before the newest event.
-        e(
-            "session.started",
-            "hand-no-end",
-            "2026-11-16 20:00:00",
-            tenant_id=acme,
-            scenario="customer_service",
-            channel="pstn",
-            pipeline="cascade",
-        ),
-        e(
-            "asr.usage",
-            "hand-no-end",
-            "2026-11-16 20:10:00",
-            tenant_id=acme,
-            provider="aliyun",
-            model="paraformer-realtime-v2",
-            audio_seconds="10",
-            turn_index=0,
-        ),
-        # Still open: its last event is the newest of the warehouse.
-        e(
-            "session.started",
-            "hand-open",
-            "2026-11-17 02:00:00",
-            tenant_id=kiddo,
-            scenario="hardware",
-            channel="device",
-            pipeline="realtime",
-        ),
-        e(
-            "vision.usage",
-            "hand-open",
-            "2026-11-17 02:30:00",
-            tenant_id=kiddo,
-            provider="qwen",
-            model="qwen-vl-plus",
-            turn_index=0,
-            images=2,
-            image_tokens=512,
-            cache_hit=True,
-        ),
-        e(
-            "vision.usage",
-            "hand-open",
-            "2026-11-17 02:31:00",
-            tenant_id=kiddo,
-            provider="qwen",
-            model="qwen-vl-plus",
-            turn_index=1,
-            images=1,
-            image_tokens=256,
-            cache_hit=False,
-        ),
-        e(
-            "session.degraded",
-            "hand-open",
-            "2026-11-17 03:00:00",
-            tenant_id=kiddo,
-            kind="vision_clamp",
-        ),
-        # No price plan, a model not on the rate card, waste priced on unpriced usage.
-        e(
-            "session.started",
-            "hand-unpriced",
-            "2026-11-16 08:00:00",
-            tenant_id=nobody,
-            scenario="customer_service",
-            channel="sip",
-            pipeline="cascade",
-        ),
-        e(
-            "llm.usage",
-            "hand-unpriced",
-            "2026-11-16 08:00:05",
-            tenant_id=nobody,
-            provider="acme-llm",
-            model="x",
-            turn_index=0,
-            input_tokens=10,
-            cached_input_tokens=0,
-            output_tokens=5,
-        ),
-        e(
-            "turn.interrupted",
-            "hand-unpriced",
-            "2026-11-16 08:00:10",
-            tenant_id=nobody,
-            turn_index=1,
-            wasted_output_tokens=10,
-            wasted_tts_characters=0,
-            is_false_interruption=False,
-        ),
-        e(
-            "session.ended",
-            "hand-unpriced",
-            "2026-11-16 08:01:00",
-            tenant_id=nobody,
-            end_reason="transfer",
-        ),
-        # Waste with no usage at all in the session.
-        e(
-            "session.started",
-            "hand-no-usage-waste",
-            "2026-11-16 09:00:00",
-            tenant_id=acme,
-            scenario="customer_service",
-            channel="pstn",
-            pipeline="cascade",
-        ),
-        e(
-            "turn.interrupted",
-            "hand-no-usage-waste",
-            "2026-11-16 09:00:05",
-            tenant_id=acme,
-            turn_index=0,
-            wasted_output_tokens=5,
-            wasted_tts_characters=3,
-            is_false_interruption=True,
-        ),
-        e(
-            "session.ended",
-            "hand-no-usage-waste",
-            "2026-11-16 09:00:10",
-            tenant_id=acme,
-            end_reason="user_hangup",
-        ),
-    ]
-    for number, row in enumerate(rows):
-        row["event_id"] = f"hand-{number:03d}"
-        row["source"] = "hand"
-    return rows
+    path = FIXTURES_DIR / "ledger_hand_made_events.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines() if line]
 
 
 def ledger_insert_events(con: duckdb.DuckDBPyConnection, rows: list[dict]) -> None:
@@ -470,111 +196,20 @@ def ops_settings(ops_template_home: Path, tmp_path: Path) -> Settings:
 # kiddo-s1: qwen-turbo 50k input x 0.30/M + 25k output x 0.60/M = 0.03; 10 images x 0.008 = 0.08 and
 # a 4-image cache hit (saves 0.032); gpu_path 1.25 path-minutes x 0.012 = 0.015: total 0.125, which
 # rounds half-even to 0.12 (half-up would show 0.13). One tts_filler degradation.
-# Latency (ms, pipeline order) in BOARDS_LATENCY; acme is customer_service, kiddo hardware.
+# Latency (ms, pipeline order): acme-s1 turn 0 200/100/400/100/50, turn 1 300/120/250/110/40;
+# kiddo-s1 turn 0 100/60/200/70/20. acme is customer_service, kiddo hardware.
 
 BOARDS_REFERENCE_DIR = REPO_ROOT / "data" / "reference"
-BOARDS_SEGMENTS = ("endpointing", "stt_final", "llm_ttft", "tts_first_frame", "network_playback")
-BOARDS_LATENCY = {
-    "acme-s1": [(0, (200, 100, 400, 100, 50)), (1, (300, 120, 250, 110, 40))],
-    "kiddo-s1": [(0, (100, 60, 200, 70, 20))],
-}
-
-
-def _boards_at(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-
-
-def boards_fixture_events() -> list[dict]:
-    """The contract events of the table above, in occurrence order."""
-    from datetime import timedelta
-
-    rows: list[dict] = []
-
-    def add(event_type: str, session: str, tenant: str, moment: datetime, **fields: Any) -> None:
-        rows.append(
-            {
-                "event_id": f"boards-{len(rows):03d}",
-                "source": "boards-fixture",
-                "event_type": event_type,
-                "occurred_at": _boards_at(moment),
-                "tenant_id": tenant,
-                "session_id": session,
-                **fields,
-            }
-        )
-
-    acme, kiddo = "acme-telecom", "kiddo-toys"
-    asr = {"provider": "aliyun", "model": "paraformer-realtime-v2"}
-    tts = {"provider": "aliyun", "model": "cosyvoice-v2"}
-    vision = {"provider": "qwen", "model": "qwen-vl-plus"}
-    t0 = datetime(2025, 3, 9, 2, 0, 0)
-    add("session.started", "acme-s0", acme, t0, scenario="customer_service", channel="pstn",
-        pipeline="cascade")  # fmt: skip
-    add("asr.usage", "acme-s0", acme, t0 + timedelta(seconds=30), **asr, audio_seconds="60")
-    add("session.ended", "acme-s0", acme, t0 + timedelta(seconds=60), end_reason="user_hangup")
-
-    t1 = datetime(2025, 3, 10, 2, 0, 0)
-    add("session.started", "acme-s1", acme, t1, scenario="customer_service", channel="pstn",
-        pipeline="cascade")  # fmt: skip
-    add("asr.usage", "acme-s1", acme, t1 + timedelta(seconds=10), **asr, audio_seconds="120",
-        turn_index=0)  # fmt: skip
-    add("llm.usage", "acme-s1", acme, t1 + timedelta(seconds=11), provider="deepseek",
-        model="deepseek-chat", turn_index=0, input_tokens=100000, cached_input_tokens=200000,
-        output_tokens=10000, phase="substantive", route="large")  # fmt: skip
-    add("tts.usage", "acme-s1", acme, t1 + timedelta(seconds=12), **tts, turn_index=0,
-        characters=1000, audio_seconds="20.5")  # fmt: skip
-    add("turn.interrupted", "acme-s1", acme, t1 + timedelta(seconds=20), turn_index=0,
-        wasted_output_tokens=5000, wasted_tts_characters=250, is_false_interruption=True)  # fmt: skip
-    add("llm.usage", "acme-s1", acme, t1 + timedelta(seconds=40), provider="acme-llm", model="x",
-        turn_index=1, input_tokens=10, cached_input_tokens=10, output_tokens=5, phase="greeting",
-        route="small")  # fmt: skip
-    add("tts.usage", "acme-s1", acme, t1 + timedelta(seconds=41), **tts, turn_index=1,
-        characters=500, audio_seconds="10", cache_hit=True)  # fmt: skip
-    add("infra.usage", "acme-s1", acme, t1 + timedelta(seconds=149), provider="telco",
-        resource="pstn", quantity="2.5", unit="path_minutes")  # fmt: skip
-    add("session.ended", "acme-s1", acme, t1 + timedelta(seconds=150), end_reason="user_hangup")
-
-    t2 = datetime(2025, 3, 11, 3, 0, 0)
-    add("session.started", "kiddo-s1", kiddo, t2, scenario="hardware", channel="device",
-        pipeline="cascade")  # fmt: skip
-    add("llm.usage", "kiddo-s1", kiddo, t2 + timedelta(seconds=10), provider="qwen",
-        model="qwen-turbo", turn_index=0, input_tokens=50000, cached_input_tokens=0,
-        output_tokens=25000, phase="intake", route="small")  # fmt: skip
-    add("vision.usage", "kiddo-s1", kiddo, t2 + timedelta(seconds=11), **vision, turn_index=0,
-        images=10, image_tokens=2560)  # fmt: skip
-    add("vision.usage", "kiddo-s1", kiddo, t2 + timedelta(seconds=12), **vision, turn_index=0,
-        images=4, image_tokens=1024, cache_hit=True)  # fmt: skip
-    add("session.degraded", "kiddo-s1", kiddo, t2 + timedelta(seconds=30), kind="tts_filler",
-        reason="tts_timeout")  # fmt: skip
-    add("infra.usage", "kiddo-s1", kiddo, t2 + timedelta(seconds=99), provider="in-house",
-        resource="gpu_path", quantity="1.25", unit="path_minutes")  # fmt: skip
-    add("session.ended", "kiddo-s1", kiddo, t2 + timedelta(seconds=100), end_reason="agent_hangup")
-
-    starts = {"acme-s1": (acme, t1 + timedelta(seconds=5)), "kiddo-s1": (kiddo, t2)}
-    for session, turns in BOARDS_LATENCY.items():
-        tenant, base = starts[session]
-        for turn, durations in turns:
-            moment = base + timedelta(seconds=20 * turn + 1)
-            for segment, duration in zip(BOARDS_SEGMENTS, durations, strict=True):
-                ended = moment + timedelta(milliseconds=duration)
-                add("turn.latency", session, tenant, ended, turn_index=turn, segment=segment,
-                    started_at=_boards_at(moment), ended_at=_boards_at(ended))  # fmt: skip
-                moment = ended
-    return rows
+# The events above are `tests/fixtures/boards_landing/boards-fixture.jsonl`; `boards-bad-rows.jsonl`
+# holds two rows the ingest quarantines (malformed JSON, an unknown field).
+BOARDS_LANDING = FIXTURES_DIR / "boards_landing"
 
 
 def boards_write_landing(landing: Path) -> None:
-    """The fixture events as one landing file, plus a file with two rows the ingest quarantines."""
-    import json
+    """The fixture's landing files, copied into `landing`."""
+    import shutil
 
-    landing.mkdir(parents=True, exist_ok=True)
-    events = boards_fixture_events()
-    (landing / "boards-fixture.jsonl").write_text("\n".join(json.dumps(r) for r in events) + "\n")
-    bad = [
-        '{"event_id": "broken',
-        json.dumps({**events[0], "event_id": "bad-1", "transcript": "hi"}),
-    ]
-    (landing / "boards-bad-rows.jsonl").write_text("\n".join(bad) + "\n")
+    shutil.copytree(BOARDS_LANDING, landing, dirs_exist_ok=True)
 
 
 @pytest.fixture(scope="session")
