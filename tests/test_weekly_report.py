@@ -13,12 +13,13 @@ import duckdb
 import openpyxl
 import pytest
 
-from ledger.build import run_build
 from ledger.calendar import WeekError, parse_iso_week, previous_iso_week
 from ledger.formatting import round_money
 from ledger.ingest import ingest_paths
+from ledger.publish import publish
 from ledger.report.review import write_weekly_review
 from ledger.settings import Settings
+from ledger.transform import run_dbt
 
 NOW = datetime(2026, 11, 23, 0, 0)  # UTC: Monday 08:00 in Shanghai
 SUMMED = (
@@ -159,7 +160,9 @@ def test_a_late_event_for_a_reported_week_is_restated_in_the_next_review(
     reported = next(w for w in before.tenants if w.tenant_id == "bright-bank")
 
     ingest_paths(ops_settings, [_late_session(tmp_path / "late.jsonl")], ingest_time=NOW)
-    assert run_build(ops_settings).success  # the job: reference, dbt build, publish
+    # `dbt run` + publish rather than the whole job: half the time, the same marts for this test.
+    run_dbt(ops_settings, ["run"])
+    publish(ops_settings)
 
     result = write_weekly_review(ops_settings, "2026-W46", now=NOW)
     now_w45 = _ledger_sums(ops_settings, "2026-W45")["bright-bank"]
