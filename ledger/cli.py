@@ -125,8 +125,13 @@ def _ingest_with_progress(settings: Settings, targets: list[Path]):
             progress.console.print(result.summary_line(), highlight=False)
             progress.advance(task)
 
+        def refused(path: Path, why: str) -> None:
+            progress.console.print(f"{path}: {why}", style="yellow", highlight=False)
+
         try:
-            return ingest_paths(settings, targets, on_start=started, on_file=finished)
+            return ingest_paths(
+                settings, targets, on_start=started, on_file=finished, on_refused=refused
+            )
         except (FileNotFoundError, ValueError) as exc:
             raise click.ClickException(str(exc)) from exc
 

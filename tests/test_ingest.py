@@ -289,20 +289,22 @@ def test_a_degradation_keeps_its_reason_and_a_changed_reason_is_a_conflict(
     assert (later.accepted, later.quarantined, later.reasons) == (0, 1, {"id_conflict": 1})
 
 
-def test_an_unreadable_file_stops_the_run_after_the_files_before_it(
+def test_an_unreadable_file_in_a_batch_does_not_take_the_others_with_it(
     settings: Settings, tmp_path: Path
 ) -> None:
-    # The three files are validated as one batch; the broken one must not take the first with it.
+    # The three files are validated as one batch; the broken one is quarantined whole (issue 13;
+    # tests/test_ingest_hardening.py) and the files on either side of it go in.
     write_jsonl(tmp_path / "in" / "a.jsonl", [llm("1")])
     (tmp_path / "in" / "b.jsonl.gz").write_bytes(b"not gzip at all")
     write_jsonl(tmp_path / "in" / "c.jsonl", [llm("3")])
 
-    with pytest.raises(duckdb.IOException, match="b.jsonl.gz"):
-        ingest(settings, tmp_path / "in")
+    ingest(settings, tmp_path / "in")
 
-    assert query(settings, "select event_id from raw.events") == [("1",)]
-    assert query(settings, "select path from raw.ingested_files") == [
-        (str(tmp_path / "in" / "a.jsonl"),)
+    assert query(settings, "select event_id from raw.events order by 1") == [("1",), ("3",)]
+    assert query(settings, "select path, quarantined from raw.ingested_files order by 1") == [
+        (str(tmp_path / "in" / "a.jsonl"), 0),
+        (str(tmp_path / "in" / "b.jsonl.gz"), 1),
+        (str(tmp_path / "in" / "c.jsonl"), 0),
     ]
 
 

@@ -40,9 +40,13 @@ def ingest_paths(
     ingest_time: datetime | None = None,
     on_file: Callable[[FileResult], None] | None = None,
     on_start: Callable[[list[Path]], None] | None = None,
+    on_refused: Callable[[Path, str], None] | None = None,
 ) -> list[FileResult]:
-    """Ingest every landing file under `paths`, one transaction per file, in path order."""
-    files = discover(paths)
+    """Ingest every landing file under `paths`, one transaction per file, in path order.
+
+    Symbolic links and paths resolving outside the landing folder are refused (`on_refused`).
+    """
+    files = discover(paths, on_refused)
     if on_start is not None:
         on_start(files)
     results: list[FileResult] = []

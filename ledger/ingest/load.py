@@ -24,6 +24,8 @@ from ledger.contract.fields import LINEAGE_COLUMNS, raw_event_columns
 from ledger.ingest.stage import StagedFile, Validator
 from ledger.warehouse import KEY_HASH
 
+# The quarantine reason of a file that cannot be read at all (one row, no line number).
+UNREADABLE_FILE = "unreadable_file"
 _LINEAGE = {name for name, _ in LINEAGE_COLUMNS}
 CONTRACT_COLUMNS = [name for name, _ in raw_event_columns() if name not in _LINEAGE]
 
@@ -39,10 +41,16 @@ class FileResult:
     quarantined: int = 0
     reasons: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
+    detail: str | None = None  # why an unreadable file could not be read
 
     def summary_line(self) -> str:
         if self.status == "already_ingested":
             return f"{self.path}: already ingested (same content), nothing changed"
+        if UNREADABLE_FILE in self.reasons:
+            return (
+                f"{self.path}: unreadable, quarantined as a whole ({UNREADABLE_FILE}: "
+                f"{self.detail}); skipped until its content changes"
+            )
         reasons = ", ".join(f"{k} {v}" for k, v in sorted(self.reasons.items()))
         quarantine = f" ({reasons})" if reasons else ""
         rate = self.rows / self.seconds if self.seconds else 0
@@ -76,6 +84,8 @@ def commit_staged(con: duckdb.DuckDBPyConnection, staged: StagedFile) -> FileRes
     if staged.already_ingested or already_ingested(con, sha256):
         return FileResult(path, "already_ingested", sha256)
     naive_now = staged.ingest_time.astimezone(UTC).replace(tzinfo=None)
+    if staged.unreadable is not None:
+        return _commit_unreadable(con, staged, naive_now, started)
 
     con.register("staged", staged.rows)
     con.execute("begin transaction")
@@ -167,6 +177,40 @@ def commit_staged(con: duckdb.DuckDBPyConnection, staged: StagedFile) -> FileRes
         quarantined=quarantined,
         reasons=counts,
         seconds=seconds,
+    )
+
+
+def _commit_unreadable(
+    con: duckdb.DuckDBPyConnection, staged: StagedFile, naive_now: datetime, started: float
+) -> FileResult:
+    """A file that cannot be read at all: one quarantine row for the whole file (no line, no raw
+    text) and its manifest row, so later runs skip it until its content changes."""
+    path, sha256 = staged.path, staged.sha256
+    seconds = staged.seconds + time.perf_counter() - started
+    con.execute("begin transaction")
+    try:
+        file_id = con.execute("select nextval('raw.file_id_seq')").fetchone()[0]
+        con.execute(
+            "insert into raw.quarantine (file_id, source_file, reason, detail, quarantined_at) "
+            "values (?, ?, ?, ?, ?)",
+            [file_id, str(path), UNREADABLE_FILE, staged.unreadable, naive_now],
+        )
+        con.execute(
+            "insert into raw.ingested_files values (?, ?, ?, ?, 0, 0, 0, 1, ?, ?)",
+            [file_id, str(path), sha256, path.stat().st_size, naive_now, int(seconds * 1000)],
+        )
+        con.execute("commit")
+    except BaseException:
+        con.execute("rollback")
+        raise
+    return FileResult(
+        path,
+        "ingested",
+        sha256,
+        quarantined=1,
+        reasons={UNREADABLE_FILE: 1},
+        seconds=seconds,
+        detail=staged.unreadable,
     )
 
 

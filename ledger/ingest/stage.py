@@ -10,6 +10,7 @@ core while the warehouse's single-threaded commits are idle, instead of queueing
 from __future__ import annotations
 
 import time
+import zlib
 from collections.abc import Container
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -32,6 +33,9 @@ class StagedFile:
     # Every line: file_index, line_number, quarantine_reason, quarantine_detail, the contract
     # columns, payload_hash and raw_text. None when the file was already ingested.
     rows: pa.Table | None
+    # Why the file as a whole cannot be read (a truncated or fake gzip, a file that is not
+    # Parquet); it is then quarantined whole as `unreadable_file` and `rows` is empty.
+    unreadable: str | None = None
 
     @property
     def already_ingested(self) -> bool:
@@ -93,6 +97,20 @@ class Validator:
             for index in decode:
                 con.unregister(f"decoded_{index}")
 
+    def _validated_or_decoded(
+        self, todo: list[tuple[int, Path]], ingest_time: datetime
+    ) -> pa.Table:
+        try:
+            return self._validated(todo, ingest_time)
+        except duckdb.InvalidInputException:
+            # DuckDB's text reader refuses a whole file for one line it cannot read (not UTF-8,
+            # or longer than its line limit): such files are decoded in Python instead
+            # (`decoded_lines`), so the bad line is quarantined and the rest reads as usual.
+            refused = self._refused(todo)
+            if not refused:
+                raise
+            return self._validated(todo, ingest_time, decode=refused)
+
     def validate(
         self,
         paths: list[Path],
@@ -110,16 +128,21 @@ class Validator:
             for index, (path, sha256) in enumerate(zip(paths, hashes, strict=True))
             if sha256 not in already_ingested
         ]
+        unreadable: dict[int, str] = {}
         try:
-            rows = self._validated(todo, ingest_time)
-        except duckdb.InvalidInputException:
-            # DuckDB's text reader refuses a whole file for one line it cannot read (not UTF-8,
-            # or longer than its line limit): such files are decoded in Python instead
-            # (`decoded_lines`), so the bad line is quarantined and the rest reads as usual.
-            refused = self._refused(todo)
-            if not refused:
-                raise
-            rows = self._validated(todo, ingest_time, decode=refused)
+            rows = self._validated_or_decoded(todo, ingest_time)
+        except READ_ERRORS:
+            # One file the readers cannot open fails the whole statement: validate file by file,
+            # so each unreadable file is set aside with its error and every other file goes in.
+            parts = []
+            for item in todo:
+                try:
+                    parts.append(self._validated_or_decoded([item], ingest_time))
+                except READ_ERRORS as exc:
+                    if isinstance(exc, NOT_ABOUT_THE_FILE):
+                        raise
+                    unreadable[item[0]] = unreadable_reason(exc)
+            rows = _concat(parts)
         seconds = time.perf_counter() - started
         counts = pc.value_counts(rows["file_index"]).to_pylist() if rows.num_rows else []
         line_counts = {count["values"]: count["counts"] for count in counts}
@@ -129,6 +152,32 @@ class Validator:
         for index, (path, sha256) in enumerate(zip(paths, hashes, strict=True)):
             count = line_counts.get(index, 0)
             file_rows = rows.slice(offset, count) if index in read else None
-            staged.append(StagedFile(path, sha256, ingest_time, seconds * count / total, file_rows))
+            share = seconds * count / total
+            staged.append(
+                StagedFile(path, sha256, ingest_time, share, file_rows, unreadable.get(index))
+            )
             offset += count
         return staged
+
+
+# What reading a broken file raises: DuckDB's readers (not gzip, truncated, not Parquet), and
+# Python's gzip/zlib for the files decoded here. Running out of memory or being interrupted says
+# nothing about the file: those stop the run instead of quarantining it.
+READ_ERRORS = (duckdb.Error, OSError, EOFError, zlib.error)
+NOT_ABOUT_THE_FILE = (duckdb.OutOfMemoryException, duckdb.InterruptException)
+
+# Longest error message kept for an unreadable file (the reader's first lines say what is wrong).
+UNREADABLE_DETAIL_CHARS = 500
+
+
+def unreadable_reason(exc: BaseException) -> str:
+    """One line saying why a file could not be read, e.g. `IOException: ... not a gzip file`."""
+    # DuckDB appends the failing SQL after the first line: only the first line says what is wrong.
+    message = " ".join(str(exc).strip().split("\n")[0].split()) or "no message"
+    return f"{type(exc).__name__}: {message}"[:UNREADABLE_DETAIL_CHARS]
+
+
+def _concat(parts: list[pa.Table]) -> pa.Table:
+    if not parts:
+        return pa.table({"file_index": pa.array([], pa.int32())})
+    return pa.concat_tables(parts)

@@ -1,0 +1,171 @@
+"""Ingest hardening (issue 13): unreadable files, symbolic links in the landing folder."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from ledger.ingest import ingest_paths
+from ledger.ingest.files import REFUSED_SYMLINK, discover
+from ledger.settings import Settings
+from tests.test_ingest import INGEST_TIME, llm, query, write_jsonl
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings.from_env({"LEDGER_HOME": str(tmp_path / "home")})
+
+
+def _unreadable_files(folder: Path) -> dict[str, Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    body = "\n".join(json.dumps(llm(f"z-{i}")) for i in range(2000)) + "\n"
+    whole = gzip.compress(body.encode())
+    truncated = folder / "a-truncated.jsonl.gz"
+    truncated.write_bytes(whole[: len(whole) // 2])
+    not_gzip = folder / "b-not-gzip.jsonl.gz"
+    not_gzip.write_text(json.dumps(llm("plain")) + "\n")
+    not_parquet = folder / "c-not-parquet.parquet"
+    not_parquet.write_text("this is not a parquet file")
+    return {"truncated": truncated, "not_gzip": not_gzip, "not_parquet": not_parquet}
+
+
+def test_an_unreadable_file_is_quarantined_whole_and_every_other_file_goes_in(
+    settings: Settings, tmp_path: Path
+) -> None:
+    landing = tmp_path / "landing"
+    bad = _unreadable_files(landing)
+    good_before = write_jsonl(landing / "0-good.jsonl", [llm("g-1")])
+    good_after = write_jsonl(landing / "d-good.jsonl", [llm("g-2"), llm("g-3")])
+
+    results = ingest_paths(settings, [landing], ingest_time=INGEST_TIME)
+
+    assert [(r.path.name, r.status, r.accepted, r.quarantined) for r in results] == [
+        (good_before.name, "ingested", 1, 0),
+        (bad["truncated"].name, "ingested", 0, 1),
+        (bad["not_gzip"].name, "ingested", 0, 1),
+        (bad["not_parquet"].name, "ingested", 0, 1),
+        (good_after.name, "ingested", 2, 0),
+    ]
+    assert query(settings, "select event_id from raw.events order by 1") == [
+        ("g-1",),
+        ("g-2",),
+        ("g-3",),
+    ]
+    rows = query(
+        settings,
+        "select source_file, line_number, reason, raw_text, detail from raw.quarantine "
+        "order by source_file",
+    )
+    assert [row[:4] for row in rows] == [
+        (str(bad["truncated"]), None, "unreadable_file", None),
+        (str(bad["not_gzip"]), None, "unreadable_file", None),
+        (str(bad["not_parquet"]), None, "unreadable_file", None),
+    ]
+    details = [row[4] for row in rows]
+    assert details[0].startswith("IOException:") and "GZIP" in details[0]
+    assert details[1].startswith("IOException:") and "not a GZIP stream" in details[1]
+    assert details[2].startswith("InvalidInputException:") and "No magic bytes" in details[2]
+    assert all("\n" not in detail and "LINE 1" not in detail for detail in details)
+    # Each is in the manifest, so the next run skips it.
+    assert query(
+        settings,
+        "select rows, accepted, quarantined from raw.ingested_files where path like '%not-gzip%'",
+    ) == [(0, 0, 1)]
+    assert (
+        results[2]
+        .summary_line()
+        .startswith(
+            f"{bad['not_gzip']}: unreadable, quarantined as a whole (unreadable_file: IOException:"
+        )
+    )
+
+    again = ingest_paths(settings, [landing], ingest_time=INGEST_TIME)
+    assert {r.status for r in again} == {"already_ingested"}
+
+    # A fixed file (new content) is read again and goes in.
+    bad["not_gzip"].write_bytes(gzip.compress((json.dumps(llm("fixed")) + "\n").encode()))
+    [fixed] = [r for r in ingest_paths(settings, [landing], ingest_time=INGEST_TIME) if r.accepted]
+    assert (fixed.path, fixed.accepted) == (bad["not_gzip"], 1)
+    assert query(settings, "select count(*) from raw.quarantine") == [(3,)]
+
+
+def test_an_unreadable_file_alone_does_not_fail_the_run(settings: Settings, tmp_path: Path) -> None:
+    bad = _unreadable_files(tmp_path / "in")
+
+    [result] = ingest_paths(settings, [bad["not_parquet"]], ingest_time=INGEST_TIME)
+
+    assert (result.status, result.reasons) == ("ingested", {"unreadable_file": 1})
+
+
+def test_unreadable_file_is_a_contract_quarantine_reason() -> None:
+    from ledger.contract.fields import QUARANTINE_REASONS
+
+    assert QUARANTINE_REASONS[-1] == "unreadable_file"
+
+
+def test_landing_discovery_refuses_symbolic_links_and_says_so(
+    settings: Settings, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    secret = write_jsonl(outside / "secret.jsonl", ["root:x:0:0:root:/root:/bin/bash"])
+    write_jsonl(outside / "sub" / "more.jsonl", [llm("from-linked-folder")])
+    landing = tmp_path / "landing"
+    real = write_jsonl(landing / "real.jsonl", [llm("r-1")])
+    (landing / "to-secret.jsonl").symlink_to(secret)
+    (landing / "to-real.jsonl").symlink_to(real)
+    (landing / "linked-folder").symlink_to(outside / "sub", target_is_directory=True)
+    direct = tmp_path / "direct-link.jsonl"
+    direct.symlink_to(secret)
+    refused: list[tuple[str, str]] = []
+
+    results = ingest_paths(
+        settings,
+        [landing, direct],
+        ingest_time=INGEST_TIME,
+        on_refused=lambda path, why: refused.append((path.name, why)),
+    )
+
+    assert [(r.path, r.accepted) for r in results] == [(real, 1)]
+    assert sorted(refused) == [
+        ("direct-link.jsonl", REFUSED_SYMLINK),
+        ("linked-folder", REFUSED_SYMLINK),
+        ("to-real.jsonl", REFUSED_SYMLINK),
+        ("to-secret.jsonl", REFUSED_SYMLINK),
+    ]
+    assert query(settings, "select count(*) from raw.quarantine") == [(0,)]
+    assert query(settings, "select event_id from raw.events") == [("r-1",)]
+
+
+def test_a_landing_folder_named_through_a_link_is_searched_where_it_is(tmp_path: Path) -> None:
+    # The folder named on the command line may be reached through a link (a mounted volume);
+    # what is refused is a link inside it.
+    real = write_jsonl(tmp_path / "real-landing" / "a.jsonl", [llm("1")])
+    (tmp_path / "landing").symlink_to(tmp_path / "real-landing", target_is_directory=True)
+    refused: list[tuple[Path, str]] = []
+
+    found = discover([tmp_path / "landing"], lambda p, why: refused.append((p, why)))
+
+    assert (found, refused) == ([real.resolve()], [])
+
+
+def test_the_cli_prints_refused_links(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from ledger.cli import main
+
+    home = tmp_path / "home"
+    landing = home / "landing"
+    landing.mkdir(parents=True)
+    target = write_jsonl(tmp_path / "passwd.jsonl", ["root:x:0:0"])
+    (landing / "passwd.jsonl").symlink_to(target)
+
+    result = CliRunner().invoke(main, ["ingest"], env={"LEDGER_HOME": str(home)})
+
+    assert result.exit_code == 0, result.output
+    assert f"{landing / 'passwd.jsonl'}: {REFUSED_SYMLINK}" in " ".join(result.output.split())
+    with duckdb.connect(str(home / "warehouse.duckdb"), read_only=True) as con:
+        assert con.execute("select count(*) from raw.quarantine").fetchall() == [(0,)]
