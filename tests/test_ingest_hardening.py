@@ -169,3 +169,43 @@ def test_the_cli_prints_refused_links(tmp_path: Path) -> None:
     assert f"{landing / 'passwd.jsonl'}: {REFUSED_SYMLINK}" in " ".join(result.output.split())
     with duckdb.connect(str(home / "warehouse.duckdb"), read_only=True) as con:
         assert con.execute("select count(*) from raw.quarantine").fetchall() == [(0,)]
+
+
+def test_quarantined_raw_text_is_kept_for_the_retention_then_cleared(tmp_path: Path) -> None:
+    from datetime import timedelta
+
+    settings = Settings.from_env(
+        {"LEDGER_HOME": str(tmp_path / "home"), "LEDGER_QUARANTINE_RETENTION_DAYS": "30"}
+    )
+    first = write_jsonl(tmp_path / "a.jsonl", [llm("1"), "{my card is 4111 1111 1111 1111"])
+    second = write_jsonl(tmp_path / "b.jsonl", [llm("2", transcript="hello")])
+    ingest_paths(settings, [first], ingest_time=INGEST_TIME)
+    # 30 days later to the second: nothing is older than the retention yet.
+    ingest_paths(settings, [second], ingest_time=INGEST_TIME + timedelta(days=30))
+    texts = (
+        "select source_file, line_number, reason, raw_text is null from raw.quarantine order by 1"
+    )
+    assert query(settings, texts) == [
+        (str(first), 2, "malformed_json", False),
+        (str(second), 1, "unknown_field", False),
+    ]
+
+    # Any later run (here one with nothing new) clears the text of lines older than 30 days.
+    ingest_paths(settings, [first], ingest_time=INGEST_TIME + timedelta(days=30, seconds=1))
+
+    assert query(settings, texts) == [
+        (str(first), 2, "malformed_json", True),
+        (str(second), 1, "unknown_field", False),
+    ]
+    assert query(settings, "select event_id from raw.events") == [("1",)]
+
+
+def test_quarantine_retention_setting_defaults_to_30_days_and_refuses_negative() -> None:
+    from pydantic import ValidationError
+
+    assert Settings.from_env({}).quarantine_retention_days == 30
+    assert (
+        Settings.from_env({"LEDGER_QUARANTINE_RETENTION_DAYS": "7"}).quarantine_retention_days == 7
+    )
+    with pytest.raises(ValidationError, match="LEDGER_QUARANTINE_RETENTION_DAYS"):
+        Settings.from_env({"LEDGER_QUARANTINE_RETENTION_DAYS": "-1"})

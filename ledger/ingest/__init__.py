@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import duckdb
@@ -16,7 +16,7 @@ from ledger.ingest.stage import StagedFile, Validator
 from ledger.settings import Settings
 from ledger.warehouse import connect, ensure_raw_schema
 
-__all__ = ["FileResult", "ingest_paths"]
+__all__ = ["FileResult", "expire_quarantined_text", "ingest_paths"]
 
 # Files are validated a batch at a time, in one statement: planning the generated validation costs
 # about as much as validating a small file, and a larger input lets DuckDB use every core. The
@@ -56,6 +56,7 @@ def ingest_paths(
         ThreadPoolExecutor(1, thread_name_prefix="validate") as pool,
     ):
         ensure_raw_schema(con)
+        expire_quarantined_text(con, settings.quarantine_retention_days, ingest_time)
         known = frozenset(
             sha
             for (sha,) in con.execute("select content_sha256 from raw.ingested_files").fetchall()
@@ -134,3 +135,22 @@ def _commit_in_order(
         for _, future in pending:
             if not future.cancel():
                 future.exception()
+
+
+def expire_quarantined_text(
+    con: duckdb.DuckDBPyConnection, retention_days: int, now: datetime | None = None
+) -> int:
+    """Set NULL the raw text of lines quarantined more than `retention_days` before `now`.
+
+    Quarantined lines can hold anything a client sent (a transcript, a card number); the reason,
+    detail, file, line, source and event id stay, so counts and the data-quality page are unchanged.
+    Returns how many lines lost their text.
+    """
+    now = now or datetime.now(UTC)
+    cutoff = now.astimezone(UTC).replace(tzinfo=None) - timedelta(days=retention_days)
+    [(expired,)] = con.execute(
+        "update raw.quarantine set raw_text = null "
+        "where raw_text is not null and quarantined_at < ?",
+        [cutoff],
+    ).fetchall()
+    return expired
