@@ -23,6 +23,31 @@ def connect(path: Path | str, *, read_only: bool = False) -> duckdb.DuckDBPyConn
     return con
 
 
+# What DuckDB says when the database file itself is damaged (as opposed to locked or missing).
+CORRUPTION_SIGNS = (
+    "not a valid duckdb database file",
+    "corrupt database file",
+    "could not read enough bytes",
+    "does not match stored checksum",
+)
+
+
+def is_corruption(exc: BaseException) -> bool:
+    """True when `exc` says a DuckDB file is damaged; the fix is `ledger recover`."""
+    text = str(exc).lower()
+    return isinstance(exc, duckdb.Error) and any(sign in text for sign in CORRUPTION_SIGNS)
+
+
+def corruption_message(exc: BaseException, path: Path | str | None = None) -> str:
+    """One line naming the damage and the recovery command."""
+    first = " ".join(str(exc).strip().split("\n")[0].split())
+    where = f"the warehouse {path}" if path else "the warehouse"
+    return (
+        f"{where} is damaged and cannot be read ({first}); rebuild it from the landing folder "
+        "with `ledger recover` (the damaged file is kept aside)"
+    )
+
+
 QUARANTINE_COLUMNS: tuple[tuple[str, str], ...] = (
     ("file_id", "BIGINT"),
     ("source_file", "VARCHAR"),

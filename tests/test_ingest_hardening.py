@@ -209,3 +209,90 @@ def test_quarantine_retention_setting_defaults_to_30_days_and_refuses_negative()
     )
     with pytest.raises(ValidationError, match="LEDGER_QUARANTINE_RETENTION_DAYS"):
         Settings.from_env({"LEDGER_QUARANTINE_RETENTION_DAYS": "-1"})
+
+
+def _conflicting_landing(settings: Settings) -> tuple[Path, Path]:
+    """Two landing files with different versions of key (gw-1, k); `b` arrives (is ingested)
+    first, so its version is the one kept, although `a` sorts first by path."""
+    from datetime import timedelta
+
+    landing = settings.landing_dir
+    a = write_jsonl(landing / "a.jsonl", [llm("k", input_tokens=111), llm("a-only")])
+    b = write_jsonl(
+        landing / "b.jsonl",
+        [llm("k", input_tokens=222), llm("ahead", occurred_at="2026-11-30T13:00:00Z")],
+    )
+    ingest_paths(settings, [b], ingest_time=INGEST_TIME)
+    ingest_paths(settings, [a], ingest_time=INGEST_TIME + timedelta(hours=2))
+    return a, b
+
+
+KEPT = "select event_id, input_tokens from raw.events order by 1"
+QUARANTINED = "select source_file, line_number, reason from raw.quarantine order by 1, 2"
+
+
+def test_recover_keeps_the_first_ingested_version_in_manifest_order(
+    settings: Settings, tmp_path: Path
+) -> None:
+    from datetime import timedelta
+
+    from ledger.ingest.recover import recover
+
+    a, b = _conflicting_landing(settings)
+    before = (query(settings, KEPT), query(settings, QUARANTINED))
+    assert before == (
+        [("a-only", 100), ("k", 222)],
+        [(str(a), 1, "id_conflict"), (str(b), 2, "future_timestamp")],
+    )
+
+    recovery = recover(settings, now=INGEST_TIME + timedelta(days=3))
+
+    assert recovery.manifest_order and recovery.missing == []
+    # Same kept version (b's), and the line an hour ahead of its original ingest time is still
+    # future_timestamp (files go in with their original ingest time, not the recovery's).
+    assert (query(settings, KEPT), query(settings, QUARANTINED)) == before
+    assert query(settings, "select path from raw.ingested_files order by file_id") == [
+        (str(b),),
+        (str(a),),
+    ]
+    assert recovery.kept_old == settings.warehouse_path.with_name(
+        "warehouse.duckdb.before-recover-20261203T120000Z"
+    )
+    assert recovery.kept_old.exists()
+
+
+def test_a_damaged_warehouse_names_ledger_recover_and_recover_rebuilds_it(
+    settings: Settings, tmp_path: Path
+) -> None:
+    from click.testing import CliRunner
+
+    from ledger.cli import main
+
+    a, b = _conflicting_landing(settings)
+    with settings.warehouse_path.open("r+b") as handle:  # the header is gone
+        handle.write(b"\0garbage" * 512)
+    env = {"LEDGER_HOME": str(settings.home)}
+
+    for command in (["ingest"], ["report", "weekly"]):
+        failed = CliRunner().invoke(main, command, env=env)
+        assert failed.exit_code == 1, (command, failed.output)
+        lines = failed.output.strip().splitlines()
+        assert len(lines) == 1, failed.output
+        assert lines[0].startswith("Error: the warehouse is damaged and cannot be read (IO Error:")
+        assert "rebuild it from the landing folder with `ledger recover`" in lines[0]
+
+    recovered = CliRunner().invoke(main, ["recover"], env=env)
+
+    assert recovered.exit_code == 0, recovered.output
+    output = " ".join(recovered.output.split())
+    assert "in path order (the old manifest could not be read)" in output
+    assert "recovered" in output and "from 2 files" in output
+    # With no manifest, path order decides: a's version is the one kept now; and the line that
+    # was ahead of its original ingest time is in the past by the recovery's clock.
+    assert query(settings, "select event_id, input_tokens from raw.events order by 1") == [
+        ("a-only", 100),
+        ("ahead", 100),
+        ("k", 111),
+    ]
+    assert sorted(p.name for p in settings.home.glob("warehouse.duckdb.before-recover-*")) != []
+    assert CliRunner().invoke(main, ["ingest"], env=env).exit_code == 0

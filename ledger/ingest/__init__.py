@@ -16,7 +16,7 @@ from ledger.ingest.stage import StagedFile, Validator
 from ledger.settings import Settings
 from ledger.warehouse import connect, ensure_raw_schema
 
-__all__ = ["FileResult", "expire_quarantined_text", "ingest_paths"]
+__all__ = ["FileResult", "expire_quarantined_text", "ingest_files", "ingest_paths"]
 
 # Files are validated a batch at a time, in one statement: planning the generated validation costs
 # about as much as validating a small file, and a larger input lets DuckDB use every core. The
@@ -49,9 +49,22 @@ def ingest_paths(
     files = discover(paths, on_refused)
     if on_start is not None:
         on_start(files)
+    return ingest_files(settings, files, ingest_time=ingest_time, on_file=on_file)
+
+
+def ingest_files(
+    settings: Settings,
+    files: list[Path],
+    *,
+    ingest_time: datetime | None = None,
+    on_file: Callable[[FileResult], None] | None = None,
+    warehouse_path: Path | None = None,
+) -> list[FileResult]:
+    """Ingest `files` (already discovered) in the order given, one transaction per file, into
+    `warehouse_path` (default: the settings' warehouse)."""
     results: list[FileResult] = []
     with (
-        connect(settings.warehouse_path) as con,
+        connect(warehouse_path or settings.warehouse_path) as con,
         Validator() as validator,
         ThreadPoolExecutor(1, thread_name_prefix="validate") as pool,
     ):
