@@ -259,6 +259,13 @@ def test_recover_keeps_the_first_ingested_version_in_manifest_order(
         "warehouse.duckdb.before-recover-20261203T120000Z"
     )
     assert recovery.kept_old.exists()
+    assert recovery.kept_old.with_name(recovery.kept_old.name + ".raw").is_dir()
+    # The recovered warehouse goes on as usual: its Parquet files are where the view says.
+    later = write_jsonl(tmp_path / "later.jsonl", [llm("k", input_tokens=222), llm("new")])
+    [result] = ingest_paths(settings, [later], ingest_time=INGEST_TIME + timedelta(days=3))
+    assert (result.accepted, result.duplicates) == (1, 1)
+    assert query(settings, KEPT) == [("a-only", 100), ("k", 222), ("new", 100)]
+    assert query(settings, "select count(*) from raw.event_files") == [(3,)]
 
 
 def test_a_damaged_warehouse_names_ledger_recover_and_recover_rebuilds_it(
@@ -296,3 +303,93 @@ def test_a_damaged_warehouse_names_ledger_recover_and_recover_rebuilds_it(
     ]
     assert sorted(p.name for p in settings.home.glob("warehouse.duckdb.before-recover-*")) != []
     assert CliRunner().invoke(main, ["ingest"], env=env).exit_code == 0
+
+
+def _mixed_lines() -> list[dict | str]:
+    lines: list[dict | str] = [llm(f"e-{i}", input_tokens=100 + i) for i in range(40)]
+    lines[5] = "{broken"
+    lines[12] = ""  # a blank line still counts as a line
+    lines[25] = llm("e-3", input_tokens=103)  # duplicate of line 4 (an earlier piece)
+    lines[31] = llm("e-7", input_tokens=999)  # conflict with line 8 (an earlier piece)
+    lines[38] = llm("x", input_tokens=-1)
+    return lines
+
+
+OUTCOME = (
+    "select count(*), min(line_number), max(line_number), sum(input_tokens) from raw.events",
+    "select line_number, reason, raw_text from raw.quarantine order by line_number",
+)
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".jsonl.gz", ".parquet"])
+def test_a_large_file_goes_in_a_piece_at_a_time_as_one_transaction_with_the_same_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, suffix: str
+) -> None:
+    import polars as pl
+
+    import ledger.ingest.files as files
+
+    lines = _mixed_lines()
+    path = tmp_path / f"big{suffix}"
+    plain = write_jsonl(tmp_path / "plain.jsonl", lines)
+    if suffix == ".jsonl.gz":
+        path.write_bytes(gzip.compress(plain.read_bytes()))
+    elif suffix == ".parquet":
+        rows = [row for row in lines if isinstance(row, dict)]
+        pl.DataFrame(rows).write_parquet(path, row_group_size=7)
+        plain = tmp_path / "whole.parquet"  # the same file, ingested whole
+        plain.write_bytes(path.read_bytes())
+    else:
+        plain.rename(path)
+        plain = write_jsonl(tmp_path / "plain.jsonl", lines)
+    whole = Settings.from_env({"LEDGER_HOME": str(tmp_path / "whole")})
+    pieces = Settings.from_env({"LEDGER_HOME": str(tmp_path / "pieces")})
+    [expected] = ingest_paths(whole, [plain], ingest_time=INGEST_TIME)
+    monkeypatch.setattr(files, "CHUNKED_ABOVE_BYTES", 100)
+    monkeypatch.setattr(files, "CHUNK_BYTES", 1500)  # about 5 lines a piece
+    seen: list[int] = []
+    real_chunks = files.chunks
+
+    def counted(*args, **kwargs):
+        for piece in real_chunks(*args, **kwargs):
+            seen.append(piece[1])
+            yield piece
+
+    monkeypatch.setattr("ledger.ingest.chunks", counted)
+
+    [result] = ingest_paths(pieces, [path], ingest_time=INGEST_TIME)
+
+    assert len(seen) >= 5 and seen == sorted(seen)  # several pieces, in order
+    assert (result.rows, result.accepted, result.duplicates, result.quarantined) == (
+        expected.rows,
+        expected.accepted,
+        expected.duplicates,
+        expected.quarantined,
+    )
+    assert result.reasons == expected.reasons
+    for sql in OUTCOME:
+        assert query(pieces, sql) == query(whole, sql)
+    assert query(pieces, "select count(*) from raw.event_keys") == [(result.accepted,)]
+
+
+def test_a_large_file_unreadable_half_way_leaves_nothing_but_its_quarantine_row(
+    settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ledger.ingest.files as files
+
+    monkeypatch.setattr(files, "CHUNKED_ABOVE_BYTES", 100)
+    monkeypatch.setattr(files, "CHUNK_BYTES", 1500)
+    body = "\n".join(json.dumps(llm(f"t-{i}")) for i in range(400)) + "\n"
+    whole = gzip.compress(body.encode())
+    path = tmp_path / "cut.jsonl.gz"
+    path.write_bytes(whole[: len(whole) * 2 // 3])
+
+    [result] = ingest_paths(settings, [path], ingest_time=INGEST_TIME)
+
+    assert (result.accepted, result.reasons) == (0, {"unreadable_file": 1})
+    assert query(settings, "select count(*) from raw.events") == [(0,)]
+    assert query(settings, "select count(*) from raw.event_keys") == [(0,)]
+    assert list((settings.home / "raw").rglob("*.parquet")) == []
+    assert query(settings, "select reason, line_number from raw.quarantine") == [
+        ("unreadable_file", None)
+    ]

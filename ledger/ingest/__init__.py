@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tempfile
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -10,11 +11,11 @@ from pathlib import Path
 
 import duckdb
 
-from ledger.ingest.files import discover
-from ledger.ingest.load import FileResult, commit_staged
+from ledger.ingest.files import chunks, discover, is_large
+from ledger.ingest.load import FileResult, commit_chunked, commit_staged
 from ledger.ingest.stage import StagedFile, Validator
 from ledger.settings import Settings
-from ledger.warehouse import connect, ensure_raw_schema
+from ledger.warehouse import connect, ensure_raw_schema, remove_orphan_event_files
 
 __all__ = ["FileResult", "expire_quarantined_text", "ingest_files", "ingest_paths"]
 
@@ -69,6 +70,8 @@ def ingest_files(
         ThreadPoolExecutor(1, thread_name_prefix="validate") as pool,
     ):
         ensure_raw_schema(con)
+        # Parquet files a killed run wrote but never committed: not part of raw.events; delete.
+        remove_orphan_event_files(con)
         expire_quarantined_text(con, settings.quarantine_retention_days, ingest_time)
         known = frozenset(
             sha
@@ -95,6 +98,12 @@ def batches(
     size = 0
     for path in files:
         length = path.stat().st_size
+        if is_large(path):  # validated and committed a piece at a time, alone
+            if batch:
+                yield batch
+                batch, size = [], 0
+            yield [path]
+            continue
         if batch and (size + length > budget or len(batch) == most):
             yield batch
             batch, size = [], 0
@@ -119,7 +128,11 @@ def _commit_in_order(
     pending: deque[tuple[list[Path], Future[list[StagedFile]]]] = deque()
 
     def commit(staged: StagedFile) -> None:
-        result = commit_staged(con, staged)
+        if staged.chunked:
+            with tempfile.TemporaryDirectory(prefix="ledger-ingest-") as folder:
+                result = commit_chunked(con, staged, chunks(staged.path, Path(folder)))
+        else:
+            result = commit_staged(con, staged)
         results.append(result)
         if on_file is not None:
             on_file(result)

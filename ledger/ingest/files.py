@@ -6,7 +6,7 @@ import gzip
 import hashlib
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import duckdb
@@ -158,3 +158,52 @@ def decoded_lines(path: Path) -> pa.Table:
     return pa.table(
         {"line_number": pa.array(range(1, len(lines) + 1), pa.int64()), "raw_text": lines}
     )
+
+
+# A file larger than this (a gzip file counts 8x its size, about what JSON compresses by) is
+# validated and committed a piece at a time (`chunks`), so memory does not grow with file size.
+CHUNKED_ABOVE_BYTES = 64 * 2**20
+CHUNK_BYTES = 32 * 2**20
+
+
+def is_large(path: Path) -> bool:
+    size = path.stat().st_size
+    return size * (8 if path.name.endswith(".gz") else 1) > CHUNKED_ABOVE_BYTES
+
+
+def chunks(path: Path, folder: Path, chunk_bytes: int | None = None) -> Iterator[tuple[Path, int]]:
+    """Pieces of a landing file, each a landing file of its own in `folder`, with the number of
+    lines before it: newline-aligned byte ranges of JSON Lines (decompressed as a stream), row
+    groups of Parquet. Each piece is overwritten by the next, so the disk holds one at a time."""
+    chunk_bytes = chunk_bytes or CHUNK_BYTES
+    if path.name.endswith(PARQUET_SUFFIXES):
+        import pyarrow.parquet as pq
+
+        parquet = pq.ParquetFile(path)
+        piece, offset = folder / "piece.parquet", 0
+        for group in range(parquet.num_row_groups):
+            table = parquet.read_row_group(group)
+            pq.write_table(table, piece)
+            yield piece, offset
+            offset += table.num_rows
+        return
+    piece, offset = folder / "piece.jsonl", 0
+    opener = gzip.open if path.name.endswith(".gz") else open
+    with opener(path, "rb") as handle:
+        carry = b""
+        while True:
+            block = handle.read(chunk_bytes)
+            data = carry + block
+            if not block:  # end of file: what is left is the last line(s), maybe unterminated
+                if data:
+                    piece.write_bytes(data)
+                    yield piece, offset
+                return
+            cut = data.rfind(b"\n")
+            if cut < 0:  # one line longer than a block: keep reading
+                carry = data
+                continue
+            carry = data[cut + 1 :]
+            piece.write_bytes(data[: cut + 1])
+            yield piece, offset
+            offset += data.count(b"\n", 0, cut + 1)

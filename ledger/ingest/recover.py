@@ -7,13 +7,15 @@ key wins" must mean the same after recovery as before, so when the old manifest
 its original ingest time (which the future-timestamp rule and the quarantine retention depend on);
 files it does not list follow in path order. With no readable manifest, path order is all there is.
 
-The old file is kept beside the new one (`warehouse.duckdb.before-recover-<time>`), never deleted;
+The old file is kept beside the new one (`warehouse.duckdb.before-recover-<time>`, its Parquet
+folder as `...before-recover-<time>.raw`), never deleted;
 reference data, marts and everything else derived come back with the next `ledger build`.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -103,7 +105,7 @@ def recover(
 ) -> Recovery:
     """Rebuild the raw layer from the landing folder into a new file and swap it in."""
     from ledger.ingest import expire_quarantined_text, ingest_files
-    from ledger.warehouse import connect, ensure_raw_schema
+    from ledger.warehouse import connect, ensure_raw_schema, refresh_events_view
 
     now = now or datetime.now(UTC)
     warehouse = settings.warehouse_path
@@ -112,8 +114,10 @@ def recover(
     recovery = Recovery(manifest_order=manifest is not None, missing=missing)
 
     fresh = warehouse.with_name(warehouse.name + ".recovering")
+    fresh_raw = fresh.with_name(fresh.name + ".raw")  # `raw_root` of the new file
     for leftover in (fresh, fresh.with_name(fresh.name + ".wal")):
         leftover.unlink(missing_ok=True)  # a recovery that died half-way
+    shutil.rmtree(fresh_raw, ignore_errors=True)
     # Consecutive files with the same original ingest time go in as one run (batched validation).
     for at, group in groupby(plan, key=lambda item: item[1]):
         files = [path for path, _ in group]
@@ -127,14 +131,23 @@ def recover(
 
     # Swap: the old file is kept under a new name (a hard link, so the name `warehouse` never
     # points at nothing), its write-ahead log moves with it (it must not be replayed onto the new
-    # file), then the new file replaces it in one rename.
+    # file), and so does its Parquet folder; then the new file and its folder take their places.
+    raw = warehouse.parent / "raw"
+    stamp = now.astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
+    kept = warehouse.with_name(f"{warehouse.name}.before-recover-{stamp}")
     if warehouse.exists():
-        stamp = now.astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
-        kept = warehouse.with_name(f"{warehouse.name}.before-recover-{stamp}")
         os.link(warehouse, kept)
         wal = warehouse.with_name(warehouse.name + ".wal")
         if wal.exists():
             os.replace(wal, kept.with_name(kept.name + ".wal"))
         recovery.kept_old = kept
+    if raw.exists():
+        os.replace(raw, kept.with_name(kept.name + ".raw"))
+    if fresh_raw.exists():
+        os.replace(fresh_raw, raw)
     os.replace(fresh, warehouse)
+    # The view names its files by absolute path: point it at their new place.
+    with connect(warehouse) as con:
+        refresh_events_view(con)
+        con.execute("checkpoint")
     return recovery

@@ -20,7 +20,13 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ledger.ingest.files import JSONL_SUFFIXES, content_sha256, decoded_lines, lines_relation
+from ledger.ingest.files import (
+    JSONL_SUFFIXES,
+    content_sha256,
+    decoded_lines,
+    is_large,
+    lines_relation,
+)
 from ledger.ingest.validation import validation_sql
 
 
@@ -36,10 +42,12 @@ class StagedFile:
     # Why the file as a whole cannot be read (a truncated or fake gzip, a file that is not
     # Parquet); it is then quarantined whole as `unreadable_file` and `rows` is empty.
     unreadable: str | None = None
+    # A large file: not validated here but a piece at a time as it commits (`commit_chunked`).
+    chunked: bool = False
 
     @property
     def already_ingested(self) -> bool:
-        return self.rows is None
+        return self.rows is None and not self.chunked
 
 
 class Validator:
@@ -117,12 +125,22 @@ class Validator:
         *,
         ingest_time: datetime | None = None,
         already_ingested: Container[str] = (),
+        defer_large: bool = True,
     ) -> list[StagedFile]:
         """Validate every line of `paths` in one statement; files whose content hash is in
-        `already_ingested` are not read (the commit checks the manifest again)."""
+        `already_ingested` are not read (the commit checks the manifest again). A large file
+        alone (`is_large`) is not read either, unless `defer_large` is false: it comes back
+        `chunked`, to be validated a piece at a time as it commits."""
         started = time.perf_counter()
         ingest_time = ingest_time or datetime.now(UTC)
         hashes = [content_sha256(path) for path in paths]
+        if (
+            defer_large
+            and len(paths) == 1
+            and is_large(paths[0])
+            and hashes[0] not in already_ingested
+        ):
+            return [StagedFile(paths[0], hashes[0], ingest_time, 0.0, None, chunked=True)]
         todo = [
             (index, path)
             for index, (path, sha256) in enumerate(zip(paths, hashes, strict=True))
@@ -163,7 +181,7 @@ class Validator:
 # What reading a broken file raises: DuckDB's readers (not gzip, truncated, not Parquet), and
 # Python's gzip/zlib for the files decoded here. Running out of memory or being interrupted says
 # nothing about the file: those stop the run instead of quarantining it.
-READ_ERRORS = (duckdb.Error, OSError, EOFError, zlib.error)
+READ_ERRORS = (duckdb.Error, OSError, EOFError, zlib.error, pa.ArrowException)
 NOT_ABOUT_THE_FILE = (duckdb.OutOfMemoryException, duckdb.InterruptException)
 
 # Longest error message kept for an unreadable file (the reader's first lines say what is wrong).
