@@ -174,7 +174,7 @@ def ingest_memory(megabytes: int) -> dict[str, float]:
         text=True,
         check=True,
     )
-    rows, accepted, seconds, max_rss_kb = child.stdout.split()
+    rows, accepted, seconds, max_rss_kb = child.stdout.strip().splitlines()[-1].split()
     shutil.rmtree(home, ignore_errors=True)
     size_mb = path.stat().st_size / 1e6
     peak_mb = int(max_rss_kb) / 1024

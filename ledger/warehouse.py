@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -223,6 +224,7 @@ def land_events(
     batch_id: str | None = None,
     committed_at: datetime | None = None,
     refresh: bool = True,
+    run: Callable[[str], list[tuple]] | None = None,
 ) -> list[Path]:
     """Write the events of `relation` (raw.events' columns) as Parquet files, one per UTC date of
     `occurred_at`, and make them visible: manifest rows, dedup keys and the view.
@@ -230,16 +232,19 @@ def land_events(
     Must run inside the caller's transaction: the files become part of raw.events only when it
     commits; if it does not, the caller deletes the returned files (else the next ingest does, as
     orphans). Each file is written under a temporary name, flushed to disk, then renamed.
+    `run` executes the statements that read `relation` (default: on `con`), for a relation that
+    names a Python object only the caller's scope can see.
     """
+    run = run or (lambda sql: con.execute(sql).fetchall())
     root = raw_root(con)
     batch_id = batch_id or uuid.uuid4().hex
     committed_at = committed_at or datetime.now(UTC).replace(tzinfo=None)
     columns = ", ".join(name for name, _ in raw_event_columns())
     written: list[Path] = []
-    dates = con.execute(
+    dates = run(
         f"select cast(occurred_at as date) as d, count(*), min(occurred_at), max(occurred_at) "
         f"from {relation} group by all order by d nulls first"
-    ).fetchall()
+    )
     try:
         for number, (day, rows, first, last) in enumerate(dates):
             folder = f"event_date={day.isoformat() if day else 'unknown'}"
@@ -248,7 +253,7 @@ def land_events(
             final.parent.mkdir(parents=True, exist_ok=True)
             temporary = final.with_name("." + final.name + ".tmp")
             where = "occurred_at is null" if day is None else f"cast(occurred_at as date) = '{day}'"
-            con.execute(
+            run(
                 f"copy (select {columns} from {relation} where {where} "
                 f"order by file_id, line_number) to {_literal(str(temporary))} "
                 "(format parquet, compression zstd)"
@@ -261,7 +266,7 @@ def land_events(
                 "insert into raw.event_files values (?, ?, ?, ?, ?, ?, ?, ?)",
                 [relative, batch_id, file_id, day, rows, first, last, committed_at],
             )
-        con.execute(
+        run(
             f"insert into raw.event_keys select source, event_id, key_hash, payload_hash, "
             f"file_id, line_number, {_literal(batch_id)} from {relation}"
         )

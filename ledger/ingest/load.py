@@ -184,24 +184,35 @@ def _commit_rows(
     """Deduplicate and land validated rows of one file (all of it or one piece) inside the
     caller's transaction; Parquet files written are appended to `written`. Returns the count of
     each outcome: accepted, duplicate, and each quarantine reason."""
-    con.register("staged", rows)
+    # The SQL reads `staged` through DuckDB's replacement scan of this local variable, not
+    # `con.register`: a registered table is a view in the catalog, and inside the file's
+    # transaction a dropped view (and the Arrow rows it holds) lives until the commit, which a
+    # large file's pieces must not.
+    staged = rows
+    # Found from whichever frame issues the statement (a wrapper around `con` included).
+    con.execute("set python_scan_all_frames = true")
+
+    def run(sql: str, params: dict | None = None) -> list[tuple]:
+        assert staged is rows  # `staged` is in this frame's scope for the replacement scan
+        return con.execute(sql, params).fetchall()
+
     try:
         con.execute(_FATES_SQL)
         staged_columns = ", ".join(f"s.{c}" for c in CONTRACT_COLUMNS)
         # `fates` holds only the valid lines that are not accepted (few), so every other valid line
         # goes in without a join against the whole file.
-        con.execute(
-            f"""
-            create or replace temp table accepted as
+        # A subquery, not a table: a table created (even dropped) inside the file's transaction
+        # keeps its rows in memory until the commit, which a large file's pieces must not.
+        stamp = naive_now.isoformat(sep=" ")
+        accepted = f"""(
             select {staged_columns}, s.payload_hash, {KEY_HASH} as key_hash,
-                   $file_id::bigint as file_id, s.line_number, $now::timestamp as ingested_at
+                   {int(file_id)}::bigint as file_id, s.line_number,
+                   timestamp '{stamp}' as ingested_at
             from staged s
             where s.quarantine_reason is null
               and s.line_number not in (select line_number from fates)
-            """,
-            {"file_id": file_id, "now": naive_now},
-        )
-        written += land_events(con, "accepted", file_id=file_id, committed_at=naive_now)
+        )"""
+        written += land_events(con, accepted, file_id=file_id, committed_at=naive_now, run=run)
         con.execute(
             """
             insert into raw.quarantine
@@ -237,8 +248,6 @@ def _commit_rows(
         return counts
     finally:
         con.execute("drop table if exists fates")
-        con.execute("drop table if exists accepted")
-        con.unregister("staged")
 
 
 def _finish(
