@@ -125,6 +125,7 @@ def _big_landing_file(path: Path, megabytes: int) -> int:
     if not marker.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         with duckdb.connect() as con:
+            con.execute("set enable_progress_bar = false")
             con.execute(
                 f"""
                 copy (
