@@ -158,7 +158,9 @@ def ensure_raw_schema(con: duckdb.DuckDBPyConnection) -> None:
     kind = _events_relation_kind(con)
     if kind == "BASE TABLE":
         _migrate_events_table(con)
-    elif kind is None:
+    else:
+        # Also for an existing view: it names its files by absolute path, so a home that moved
+        # reads its own files again from here on.
         refresh_events_view(con)
 
 

@@ -393,3 +393,16 @@ def test_a_large_file_unreadable_half_way_leaves_nothing_but_its_quarantine_row(
     assert query(settings, "select reason, line_number from raw.quarantine") == [
         ("unreadable_file", None)
     ]
+
+
+def test_a_moved_home_reads_its_own_parquet_files_after_the_next_ingest(tmp_path: Path) -> None:
+    old = Settings.from_env({"LEDGER_HOME": str(tmp_path / "old")})
+    ingest_paths(old, [write_jsonl(tmp_path / "a.jsonl", [llm("1")])], ingest_time=INGEST_TIME)
+    (tmp_path / "old").rename(tmp_path / "new")
+    new = Settings.from_env({"LEDGER_HOME": str(tmp_path / "new")})
+
+    ingest_paths(new, [write_jsonl(tmp_path / "b.jsonl", [llm("2")])], ingest_time=INGEST_TIME)
+
+    assert query(new, "select event_id from raw.events order by 1") == [("1",), ("2",)]
+    [(view,)] = query(new, "select sql from duckdb_views() where view_name = 'events'")
+    assert str(tmp_path / "old") not in view and str(tmp_path / "new" / "raw") in view
