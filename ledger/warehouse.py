@@ -255,10 +255,11 @@ def land_events(
             final.parent.mkdir(parents=True, exist_ok=True)
             temporary = final.with_name("." + final.name + ".tmp")
             where = "occurred_at is null" if day is None else f"cast(occurred_at as date) = '{day}'"
+            # In the relation's order (the lines' order: DuckDB preserves insertion order), not
+            # sorted again.
             run(
-                f"copy (select {columns} from {relation} where {where} "
-                f"order by file_id, line_number) to {_literal(str(temporary))} "
-                "(format parquet, compression zstd)"
+                f"copy (select {columns} from {relation} where {where}) "
+                f"to {_literal(str(temporary))} (format parquet, compression zstd)"
             )
             _fsync(temporary)
             os.replace(temporary, final)
