@@ -1,4 +1,4 @@
-"""The `ledger` command: simulate, ingest, build, export, report, alerts, demo."""
+"""The `ledger` command: simulate, ingest, recover, build, export, report, alerts, demo."""
 
 from __future__ import annotations
 
@@ -23,7 +23,23 @@ def _settings() -> Settings:
         raise click.UsageError(str(exc)) from exc
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _LedgerGroup(click.Group):
+    """Turns a damaged warehouse, on any command, into one line that names `ledger recover`."""
+
+    def invoke(self, ctx: click.Context):
+        import duckdb
+
+        from ledger.warehouse import corruption_message, is_corruption
+
+        try:
+            return super().invoke(ctx)
+        except duckdb.Error as exc:
+            if not is_corruption(exc):
+                raise
+            raise click.ClickException(corruption_message(exc)) from None
+
+
+@click.group(cls=_LedgerGroup, context_settings={"help_option_names": ["-h", "--help"]})
 def main() -> None:
     """Cost ledger and FinOps analytics for production voice agents.
 
@@ -125,8 +141,13 @@ def _ingest_with_progress(settings: Settings, targets: list[Path]):
             progress.console.print(result.summary_line(), highlight=False)
             progress.advance(task)
 
+        def refused(path: Path, why: str) -> None:
+            progress.console.print(f"{path}: {why}", style="yellow", highlight=False)
+
         try:
-            return ingest_paths(settings, targets, on_start=started, on_file=finished)
+            return ingest_paths(
+                settings, targets, on_start=started, on_file=finished, on_refused=refused
+            )
         except (FileNotFoundError, ValueError) as exc:
             raise click.ClickException(str(exc)) from exc
 
@@ -139,6 +160,47 @@ def _print_ingest_totals(results, settings: Settings) -> None:
         f"{sum(r.duplicates for r in new):,} duplicates dropped, "
         f"{sum(r.quarantined for r in new):,} rows quarantined -> {settings.warehouse_path}"
     )
+
+
+@main.command()
+def recover() -> None:
+    """Rebuild the warehouse from the landing folder (after it was damaged) and swap it in.
+
+    Files are ingested in the order of the old manifest when it can still be read (so the version
+    kept for each id_conflict is the one kept before), else in path order. The old file is kept
+    beside the new one. Run `ledger build` afterwards to reload reference data and the marts.
+    """
+    from ledger.ingest.recover import recover as run_recovery
+
+    settings = _settings()
+
+    def finished(result) -> None:
+        console.print(result.summary_line(), highlight=False)
+
+    def refused(path: Path, why: str) -> None:
+        console.print(f"{path}: {why}", style="yellow", highlight=False)
+
+    try:
+        outcome = run_recovery(settings, on_file=finished, on_refused=refused)
+    except RuntimeError as exc:
+        raise click.ClickException(str(exc)) from exc
+    order = (
+        "in the old manifest's order"
+        if outcome.manifest_order
+        else "in path order (the old manifest could not be read)"
+    )
+    new = [r for r in outcome.results if r.status == "ingested"]
+    console.print(
+        f"recovered {settings.warehouse_path} from {len(new)} files {order}: "
+        f"{sum(r.accepted for r in new):,} events, {sum(r.quarantined for r in new):,} "
+        "rows quarantined",
+        highlight=False,
+    )
+    for path in outcome.missing:
+        console.print(f"{path}: in the old manifest but no longer found", style="yellow")
+    if outcome.kept_old is not None:
+        console.print(f"the old warehouse is kept as {outcome.kept_old}", highlight=False)
+    console.print("next: `ledger build` reloads reference data and rebuilds the marts")
 
 
 @main.command()

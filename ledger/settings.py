@@ -7,6 +7,7 @@
 | `LEDGER_REPORTING_CURRENCY` | `CNY`                           | currency every amount is converted to    |
 | `LEDGER_TIMEZONE`           | `Asia/Shanghai`                 | business dates and ISO weeks             |
 | `LEDGER_WEBHOOK_URL`        | unset                           | Slack-compatible alert webhook           |
+| `LEDGER_QUARANTINE_RETENTION_DAYS` | `30`                     | days a quarantined line keeps its raw text |
 """
 
 from __future__ import annotations
@@ -29,6 +30,18 @@ class Settings(BaseModel):
     reporting_currency: str = "CNY"
     timezone: str = "Asia/Shanghai"
     webhook_url: str | None = None
+    # Quarantined lines can hold free text (a transcript, a card number): their raw text is kept
+    # this many days after quarantine, then set NULL (reason, counts and location stay).
+    quarantine_retention_days: int = 30
+
+    @field_validator("quarantine_retention_days")
+    @classmethod
+    def _retention_not_negative(cls, value: int) -> int:
+        if value < 0:
+            raise ValueError(
+                f"LEDGER_QUARANTINE_RETENTION_DAYS must be a whole number of days >= 0, got {value}"
+            )
+        return value
 
     @field_validator("reporting_currency")
     @classmethod
@@ -61,6 +74,7 @@ class Settings(BaseModel):
             reporting_currency=env.get("LEDGER_REPORTING_CURRENCY") or "CNY",
             timezone=env.get("LEDGER_TIMEZONE") or "Asia/Shanghai",
             webhook_url=env.get("LEDGER_WEBHOOK_URL") or None,
+            quarantine_retention_days=env.get("LEDGER_QUARANTINE_RETENTION_DAYS") or 30,
         )
 
     # Everything the pipeline writes lives under `home`, so one variable moves a whole installation.

@@ -6,6 +6,10 @@ not contend with the pipeline (the boards) read the published copy instead (`led
 
 from __future__ import annotations
 
+import os
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
@@ -21,6 +25,31 @@ def connect(path: Path | str, *, read_only: bool = False) -> duckdb.DuckDBPyConn
     # Timestamps are stored as naive UTC; a session zone other than UTC would shift casts.
     con.execute("set TimeZone = 'UTC'")
     return con
+
+
+# What DuckDB says when the database file itself is damaged (as opposed to locked or missing).
+CORRUPTION_SIGNS = (
+    "not a valid duckdb database file",
+    "corrupt database file",
+    "could not read enough bytes",
+    "does not match stored checksum",
+)
+
+
+def is_corruption(exc: BaseException) -> bool:
+    """True when `exc` says a DuckDB file is damaged; the fix is `ledger recover`."""
+    text = str(exc).lower()
+    return isinstance(exc, duckdb.Error) and any(sign in text for sign in CORRUPTION_SIGNS)
+
+
+def corruption_message(exc: BaseException, path: Path | str | None = None) -> str:
+    """One line naming the damage and the recovery command."""
+    first = " ".join(str(exc).strip().split("\n")[0].split())
+    where = f"the warehouse {path}" if path else "the warehouse"
+    return (
+        f"{where} is damaged and cannot be read ({first}); rebuild it from the landing folder "
+        "with `ledger recover` (the damaged file is kept aside)"
+    )
 
 
 QUARANTINE_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -62,16 +91,81 @@ KEY_HASH = "hash(source, event_id)"
 _ADDED_EVENT_COLUMNS = {"key_hash": KEY_HASH}
 
 
-def ensure_raw_schema(con: duckdb.DuckDBPyConnection) -> None:
-    """Create the raw layer if missing: events, quarantine and the manifest of ingested files.
+# The manifest of the Parquet files that hold raw.events: a file not listed here does not exist.
+EVENT_FILE_COLUMNS: tuple[tuple[str, str], ...] = (
+    (
+        "path",
+        "VARCHAR",
+    ),  # relative to the raw root, e.g. events/event_date=2026-11-01/<batch>-0.parquet
+    ("batch_id", "VARCHAR"),
+    ("file_id", "BIGINT"),  # raw.ingested_files.file_id (NULL: migrated or appended directly)
+    ("event_date", "DATE"),
+    ("rows", "BIGINT"),
+    ("min_occurred_at", "TIMESTAMP"),
+    ("max_occurred_at", "TIMESTAMP"),
+    ("committed_at", "TIMESTAMP"),
+)
+# The deduplication keys of every accepted event (the ingest looks earlier versions up here).
+EVENT_KEY_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("source", "VARCHAR"),
+    ("event_id", "VARCHAR"),
+    ("key_hash", "UBIGINT"),
+    ("payload_hash", "UBIGINT"),
+    ("file_id", "BIGINT"),
+    ("line_number", "BIGINT"),
+    ("batch_id", "VARCHAR"),
+)
 
-    A warehouse made before a column was added to raw.events gets it, filled in.
+
+def raw_root(con: duckdb.DuckDBPyConnection) -> Path:
+    """Where the Parquet files of this warehouse's raw layer live.
+
+    `<home>/raw` for the warehouse `<home>/warehouse.duckdb`; `<file>.raw` beside any other
+    database file (a recovery's new warehouse, a bench copy), so two never share files.
+    """
+    [(path,)] = con.execute(
+        "select path from duckdb_databases() where database_name = current_database()"
+    ).fetchall()
+    if not path:
+        raise ValueError("the raw layer needs a database file (not an in-memory database)")
+    database = Path(path).resolve()
+    if database.name == "warehouse.duckdb":
+        return database.parent / "raw"
+    return database.with_name(database.name + ".raw")
+
+
+def _events_relation_kind(con: duckdb.DuckDBPyConnection) -> str | None:
+    rows = con.execute(
+        "select table_type from information_schema.tables where table_catalog = current_database() "
+        "and table_schema = 'raw' and table_name = 'events'"
+    ).fetchall()
+    return rows[0][0] if rows else None
+
+
+def ensure_raw_schema(con: duckdb.DuckDBPyConnection) -> None:
+    """Create the raw layer if missing: the events' Parquet manifest and keys, the quarantine and
+    the manifest of ingested files; `raw.events` is a view over the manifest's Parquet files.
+
+    A warehouse whose raw.events is still a table (before the Parquet layer) is migrated: its
+    rows are written to Parquet and the table becomes the view, in one transaction.
     """
     con.execute("create schema if not exists raw")
-    con.execute(_ddl("raw.events", raw_event_columns()))
     con.execute(_ddl("raw.quarantine", QUARANTINE_COLUMNS))
     con.execute(_ddl("raw.ingested_files", INGESTED_FILE_COLUMNS))
+    con.execute(_ddl("raw.event_files", EVENT_FILE_COLUMNS))
+    con.execute(_ddl("raw.event_keys", EVENT_KEY_COLUMNS))
     con.execute("create sequence if not exists raw.file_id_seq start 1")
+    kind = _events_relation_kind(con)
+    if kind == "BASE TABLE":
+        _migrate_events_table(con)
+    else:
+        # Also for an existing view: it names its files by absolute path, so a home that moved
+        # reads its own files again from here on.
+        refresh_events_view(con)
+
+
+def _migrate_events_table(con: duckdb.DuckDBPyConnection) -> None:
+    """raw.events as a table -> its rows in Parquet files, the table replaced by the view."""
     present = {
         name
         for (name,) in con.execute(
@@ -79,8 +173,175 @@ def ensure_raw_schema(con: duckdb.DuckDBPyConnection) -> None:
             "and schema_name = 'raw' and table_name = 'events'"
         ).fetchall()
     }
-    for name, kind in raw_event_columns():
-        if name not in present:
-            con.execute(f"alter table raw.events add column {name} {kind}")
-            if name in _ADDED_EVENT_COLUMNS:
-                con.execute(f"update raw.events set {name} = {_ADDED_EVENT_COLUMNS[name]}")
+    con.execute("begin transaction")
+    written: list[Path] = []
+    try:
+        for name, kind in raw_event_columns():
+            if name not in present:
+                con.execute(f"alter table raw.events add column {name} {kind}")
+                if name in _ADDED_EVENT_COLUMNS:
+                    con.execute(f"update raw.events set {name} = {_ADDED_EVENT_COLUMNS[name]}")
+        written = land_events(con, "raw.events", file_id=None, batch_id="migrated", refresh=False)
+        con.execute("drop table raw.events")
+        refresh_events_view(con)
+        con.execute("commit")
+    except BaseException:
+        con.execute("rollback")
+        for path in written:
+            path.unlink(missing_ok=True)
+        raise
+
+
+def _event_columns_sql() -> str:
+    return ", ".join(f"cast({name} as {kind}) as {name}" for name, kind in raw_event_columns())
+
+
+def refresh_events_view(con: duckdb.DuckDBPyConnection) -> None:
+    """(Re)define raw.events over exactly the Parquet files in raw.event_files."""
+    root = raw_root(con)
+    paths = [
+        str(root / path)
+        for (path,) in con.execute("select path from raw.event_files order by path").fetchall()
+    ]
+    if paths:
+        listed = "[" + ", ".join(_literal(p) for p in paths) + "]"
+        body = (
+            f"select {_event_columns_sql()} from read_parquet({listed}, hive_partitioning = false)"
+        )
+    else:
+        nulls = ", ".join(f"cast(null as {kind}) as {name}" for name, kind in raw_event_columns())
+        body = f"select {nulls} where false"
+    con.execute(f"create or replace view raw.events as {body}")
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def land_events(
+    con: duckdb.DuckDBPyConnection,
+    relation: str,
+    *,
+    file_id: int | None,
+    batch_id: str | None = None,
+    committed_at: datetime | None = None,
+    refresh: bool = True,
+    run: Callable[[str], list[tuple]] | None = None,
+) -> list[Path]:
+    """Write the events of `relation` (raw.events' columns) as Parquet files, one per UTC date of
+    `occurred_at`, and make them visible: manifest rows, dedup keys and the view.
+
+    Must run inside the caller's transaction: the files become part of raw.events only when it
+    commits; if it does not, the caller deletes the returned files (else the next ingest does, as
+    orphans). Each file is written under a temporary name, flushed to disk, then renamed.
+    `run` executes the statements that read `relation` (default: on `con`), for a relation that
+    names a Python object only the caller's scope can see.
+    """
+    run = run or (lambda sql: con.execute(sql).fetchall())
+    root = raw_root(con)
+    batch_id = batch_id or uuid.uuid4().hex
+    committed_at = committed_at or datetime.now(UTC).replace(tzinfo=None)
+    columns = ", ".join(name for name, _ in raw_event_columns())
+    written: list[Path] = []
+    dates = run(
+        f"select cast(occurred_at as date) as d, count(*), min(occurred_at), max(occurred_at) "
+        f"from {relation} group by all order by d nulls first"
+    )
+    try:
+        for number, (day, rows, first, last) in enumerate(dates):
+            folder = f"event_date={day.isoformat() if day else 'unknown'}"
+            relative = f"events/{folder}/{batch_id}-{number}.parquet"
+            final = root / relative
+            final.parent.mkdir(parents=True, exist_ok=True)
+            temporary = final.with_name("." + final.name + ".tmp")
+            where = "occurred_at is null" if day is None else f"cast(occurred_at as date) = '{day}'"
+            # In the relation's order (the lines' order: DuckDB preserves insertion order), not
+            # sorted again.
+            run(
+                f"copy (select {columns} from {relation} where {where}) "
+                f"to {_literal(str(temporary))} (format parquet, compression zstd)"
+            )
+            _fsync(temporary)
+            os.replace(temporary, final)
+            written.append(final)
+            _fsync(final.parent)
+            con.execute(
+                "insert into raw.event_files values (?, ?, ?, ?, ?, ?, ?, ?)",
+                [relative, batch_id, file_id, day, rows, first, last, committed_at],
+            )
+        run(
+            f"insert into raw.event_keys select source, event_id, key_hash, payload_hash, "
+            f"file_id, line_number, {_literal(batch_id)} from {relation}"
+        )
+        if refresh:
+            refresh_events_view(con)
+    except BaseException:
+        for path in written:
+            path.unlink(missing_ok=True)
+        raise
+    return written
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def remove_orphan_event_files(con: duckdb.DuckDBPyConnection) -> list[Path]:
+    """Delete Parquet files under the raw root that the manifest does not list (a run that died
+    between writing a file and committing it). Call with the warehouse open for writing."""
+    root = raw_root(con) / "events"
+    if not root.exists():
+        return []
+    listed = {path for (path,) in con.execute("select path from raw.event_files").fetchall()}
+    removed = []
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and str(path.relative_to(root.parent)) not in listed:
+            path.unlink()
+            removed.append(path)
+    return removed
+
+
+def append_events(con: duckdb.DuckDBPyConnection, rows: list[dict]) -> None:
+    """Append contract-shaped rows to raw.events directly (tests, hand-made sessions): columns
+    not given are NULL; `key_hash` is filled in. No validation, no deduplication."""
+    names = [name for name, _ in raw_event_columns()]
+    con.execute("create or replace temp table _appended as select * from raw.events where false")
+    try:
+        con.executemany(
+            f"insert into _appended ({', '.join(names)}) values ({', '.join('?' for _ in names)})",
+            [[row.get(name) for name in names] for row in rows],
+        )
+        con.execute(f"update _appended set key_hash = {KEY_HASH} where key_hash is null")
+        con.execute("begin transaction")
+        written: list[Path] = []
+        try:
+            written = land_events(con, "_appended", file_id=None)
+            con.execute("commit")
+        except BaseException:
+            con.execute("rollback")
+            for path in written:
+                path.unlink(missing_ok=True)
+            raise
+    finally:
+        con.execute("drop table if exists _appended")
+
+
+def copy_warehouse(source: Path, target: Path) -> None:
+    """Copy a warehouse: its database file and the Parquet files of its raw layer (the file alone
+    is not the whole warehouse). The copy's raw.events reads the copied files."""
+    import shutil
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(source, target)
+    with connect(source, read_only=True) as con:
+        source_raw = raw_root(con)
+    with connect(target) as con:
+        target_raw = raw_root(con)
+        if source_raw.exists():
+            shutil.copytree(source_raw, target_raw, dirs_exist_ok=True)
+        if _events_relation_kind(con) == "VIEW":
+            refresh_events_view(con)

@@ -57,13 +57,10 @@ def ledger_hand_made_events() -> list[dict]:
 
 
 def ledger_insert_events(con: duckdb.DuckDBPyConnection, rows: list[dict]) -> None:
-    """Insert contract-shaped rows straight into raw.events (naive UTC timestamps)."""
-    for row in rows:
-        names = list(row)
-        con.execute(
-            f"insert into raw.events ({', '.join(names)}) values ({', '.join('?' for _ in names)})",
-            [row[name] for name in names],
-        )
+    """Append contract-shaped rows straight to raw.events (naive UTC timestamps)."""
+    from ledger.warehouse import append_events
+
+    append_events(con, rows)
 
 
 # ---- the one way tests build a home: the pipeline's own Dagster job ------------------------------
@@ -168,11 +165,12 @@ def ops_template_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def ops_settings(ops_template_home: Path, tmp_path: Path) -> Settings:
     """Settings of a private copy of the ops warehouse (alerts and reports write to it)."""
-    import shutil
+
+    from ledger.warehouse import copy_warehouse
 
     home = tmp_path / "home"
     home.mkdir()
-    shutil.copy(ops_template_home / "warehouse.duckdb", home / "warehouse.duckdb")
+    copy_warehouse(ops_template_home / "warehouse.duckdb", home / "warehouse.duckdb")
     shutil.copytree(ops_template_home / "published", home / "published")
     return Settings(home=home, reference_dir=LEDGER_REFERENCE_DIR)
 

@@ -10,7 +10,6 @@ tokens, cosyvoice-v2 2.00 CNY per 10,000 characters, paraformer-realtime-v2 0.01
 from __future__ import annotations
 
 import json
-import shutil
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal
@@ -376,13 +375,14 @@ def test_reported_costs_staging_keeps_every_column_issue_15_reads(collect_run):
 
 def test_a_report_sent_again_deduplicates_at_ingest(collect_run, tmp_path):
     from ledger.ingest import ingest_paths
+    from ledger.warehouse import copy_warehouse
 
     again = events_from_report(vapi_report("vapi-call-1", "acme-telecom"), VAPI)
     path = tmp_path / "vapi-again.jsonl"
     path.write_text("".join(json.dumps(e) + "\n" for e in again))
     settings = Settings(home=tmp_path / "home", reference_dir=collect_run.settings.reference_dir)
     settings.home.mkdir()
-    shutil.copy(collect_run.settings.warehouse_path, settings.warehouse_path)
+    copy_warehouse(collect_run.settings.warehouse_path, settings.warehouse_path)
     (result,) = ingest_paths(settings, [path])
     assert (result.accepted, result.duplicates, result.quarantined) == (0, len(again), 0)
 

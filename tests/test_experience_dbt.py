@@ -21,10 +21,9 @@ from dagster_project.defs.experience_checks import (
     first_audio_breaches,
 )
 from dagster_project.defs.resources import LedgerWarehouse
-from ledger.contract.fields import raw_event_columns
 from ledger.settings import REPO_ROOT, Settings
 from ledger.transform import prepare_reference, run_dbt
-from ledger.warehouse import connect, ensure_raw_schema
+from ledger.warehouse import append_events, connect, ensure_raw_schema
 
 # Every test here reads the module's own small warehouse, built with dbt.
 pytestmark = pytest.mark.integration
@@ -83,12 +82,7 @@ class Events:
             moment = ended
 
     def insert(self, con: duckdb.DuckDBPyConnection) -> None:
-        names = [name for name, _ in raw_event_columns()]
-        placeholders = ", ".join("?" for _ in names)
-        con.executemany(
-            f"insert into raw.events ({', '.join(names)}) values ({placeholders})",
-            [[row.get(name) for name in names] for row in self.rows],
-        )
+        append_events(con, self.rows)
 
 
 def at(hour: int, minute: int = 0, second: int = 0) -> datetime:

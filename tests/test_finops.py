@@ -25,6 +25,7 @@ import pytest
 from click.testing import CliRunner
 
 from ledger.settings import REPO_ROOT, Settings
+from ledger.warehouse import copy_warehouse
 
 FOCUS_VALIDATOR = REPO_ROOT / ".venv-focus" / "bin" / "focus-validator"
 SIMULATION = {"tenants": 2, "days": 8, "start": date(2026, 11, 10), "sessions_per_day": 40}
@@ -84,7 +85,7 @@ def finops_home(tmp_path_factory: pytest.TempPathFactory) -> FinopsHome:
     from ledger.publish import publish
     from ledger.simulate import simulate
     from ledger.transform import prepare_reference, run_dbt
-    from ledger.warehouse import connect
+    from ledger.warehouse import append_events, connect
 
     root = tmp_path_factory.mktemp("finops")
     reference = root / "reference"
@@ -94,13 +95,9 @@ def finops_home(tmp_path_factory: pytest.TempPathFactory) -> FinopsHome:
     ingest_paths(settings, [root / "landing"], ingest_time=datetime(2027, 1, 1))
     with connect(settings.warehouse_path) as con:
         columns = [r[0] for r in con.execute("describe raw.events").fetchall()]
-        for event in _unpriced_session():
-            names = [n for n in event if n in columns]
-            con.execute(
-                f"insert into raw.events ({', '.join(names)}) "
-                f"values ({', '.join('?' for _ in names)})",
-                [event[n] for n in names],
-            )
+        append_events(
+            con, [{n: v for n, v in event.items() if n in columns} for event in _unpriced_session()]
+        )
         prepare_reference(settings, con)
     run_dbt(settings, ["build"])
     bill = root / "aliyun-bill.csv"
@@ -432,7 +429,7 @@ def test_a_missed_price_rise_is_alerted_once_with_its_size_and_the_provider_and_
 
     home = tmp_path / "home"
     home.mkdir()
-    shutil.copy(finops_home.settings.warehouse_path, home / "warehouse.duckdb")
+    copy_warehouse(finops_home.settings.warehouse_path, home / "warehouse.duckdb")
     shutil.copytree(finops_home.settings.published_path.parent, home / "published")
     settings = finops_home.settings.model_copy(update={"home": home})
     (priced,) = [
@@ -508,7 +505,7 @@ def test_the_weekly_review_has_a_reconciliation_line(finops_home: FinopsHome, tm
 
     home = tmp_path / "home"
     home.mkdir()
-    shutil.copy(finops_home.settings.warehouse_path, home / "warehouse.duckdb")
+    copy_warehouse(finops_home.settings.warehouse_path, home / "warehouse.duckdb")
     shutil.copytree(finops_home.settings.published_path.parent, home / "published")
     settings = finops_home.settings.model_copy(update={"home": home})
     result = write_weekly_review(settings, "2026-W46", now=datetime(2026, 11, 19))

@@ -223,6 +223,15 @@ load_file(Die(connect({str(settings.warehouse_path)!r})), Path({str(big)!r}))
 
     assert query(settings, "select event_id from raw.events") == [("1",)]
     assert query(settings, "select count(*) from raw.ingested_files") == [(1,)]
+    # The child had written big.jsonl's events as Parquet: a file the manifest does not list does
+    # not exist for raw.events, and the next ingest deletes it before it commits big.jsonl again.
+    parquet = lambda: sorted((settings.home / "raw" / "events").rglob("*.parquet"))  # noqa: E731
+    [kept] = query(settings, "select path from raw.event_files")
+    assert len(parquet()) == 2 and str(settings.home / "raw" / kept[0]) in map(str, parquet())
+    [again] = ingest(settings, big)
+    assert again.accepted == 5000
+    assert query(settings, "select count(*) from raw.events") == [(5001,)]
+    assert len(parquet()) == 2 == query(settings, "select count(*) from raw.event_files")[0][0]
 
 
 def test_gzip_and_parquet_files_ingest_like_jsonl(settings: Settings, tmp_path: Path) -> None:
@@ -262,9 +271,17 @@ def test_raw_tables_are_created_once_and_survive_a_second_call(settings: Setting
         ensure_raw_schema(con)
         ensure_raw_schema(con)
         tables = con.execute(
-            "select table_name from information_schema.tables where table_schema = 'raw' order by 1"
+            "select table_name, table_type from information_schema.tables "
+            "where table_schema = 'raw' order by 1"
         ).fetchall()
-    assert tables == [("events",), ("ingested_files",), ("quarantine",)]
+    # raw.events is a view over the Parquet files the manifest raw.event_files lists.
+    assert tables == [
+        ("event_files", "BASE TABLE"),
+        ("event_keys", "BASE TABLE"),
+        ("events", "VIEW"),
+        ("ingested_files", "BASE TABLE"),
+        ("quarantine", "BASE TABLE"),
+    ]
 
 
 def test_a_degradation_keeps_its_reason_and_a_changed_reason_is_a_conflict(
@@ -289,37 +306,62 @@ def test_a_degradation_keeps_its_reason_and_a_changed_reason_is_a_conflict(
     assert (later.accepted, later.quarantined, later.reasons) == (0, 1, {"id_conflict": 1})
 
 
-def test_an_unreadable_file_stops_the_run_after_the_files_before_it(
+def test_an_unreadable_file_in_a_batch_does_not_take_the_others_with_it(
     settings: Settings, tmp_path: Path
 ) -> None:
-    # The three files are validated as one batch; the broken one must not take the first with it.
+    # The three files are validated as one batch; the broken one is quarantined whole (issue 13;
+    # tests/test_ingest_hardening.py) and the files on either side of it go in.
     write_jsonl(tmp_path / "in" / "a.jsonl", [llm("1")])
     (tmp_path / "in" / "b.jsonl.gz").write_bytes(b"not gzip at all")
     write_jsonl(tmp_path / "in" / "c.jsonl", [llm("3")])
 
-    with pytest.raises(duckdb.IOException, match="b.jsonl.gz"):
-        ingest(settings, tmp_path / "in")
+    ingest(settings, tmp_path / "in")
 
-    assert query(settings, "select event_id from raw.events") == [("1",)]
-    assert query(settings, "select path from raw.ingested_files") == [
-        (str(tmp_path / "in" / "a.jsonl"),)
+    assert query(settings, "select event_id from raw.events order by 1") == [("1",), ("3",)]
+    assert query(settings, "select path, quarantined from raw.ingested_files order by 1") == [
+        (str(tmp_path / "in" / "a.jsonl"), 0),
+        (str(tmp_path / "in" / "b.jsonl.gz"), 1),
+        (str(tmp_path / "in" / "c.jsonl"), 0),
     ]
 
 
-def test_a_warehouse_from_before_key_hash_is_filled_in_and_still_deduplicates(
+def test_a_warehouse_whose_raw_events_is_a_table_migrates_without_losing_an_event(
     settings: Settings, tmp_path: Path
 ) -> None:
-    ingest(settings, write_jsonl(tmp_path / "first.jsonl", [llm("1"), llm("2", source="gw-2")]))
-    with connect(settings.warehouse_path) as con:  # as the raw layer was before the column
-        con.execute("alter table raw.events drop column key_hash")
+    first = write_jsonl(tmp_path / "first.jsonl", [llm("1"), llm("2", source="gw-2"), "{bad"])
+    ingest(settings, first)
+    before = query(settings, "select * exclude (key_hash) from raw.events order by event_id")
+    # Turn it into a warehouse as it was before the Parquet layer (and before key_hash): events
+    # in a table, no Parquet manifest, no keys table, no Parquet files.
+    with connect(settings.warehouse_path) as con:
+        con.execute("create table raw.old_events as select * exclude (key_hash) from raw.events")
+        con.execute("drop view raw.events")
+        con.execute("alter table raw.old_events rename to events")
+        con.execute("drop table raw.event_files")
+        con.execute("drop table raw.event_keys")
+    for path in sorted((settings.home / "raw").rglob("*.parquet")):
+        path.unlink()
 
     [result] = ingest(settings, write_jsonl(tmp_path / "again.jsonl", [llm("1"), llm("3")]))
 
     assert (result.accepted, result.duplicates) == (1, 1)
     assert query(
         settings,
+        "select table_type from information_schema.tables where table_name = 'events'",
+    ) == [("VIEW",)]
+    after = query(settings, "select * exclude (key_hash) from raw.events order by event_id")
+    assert after[:2] == before and [row[1] for row in after] == ["1", "2", "3"]
+    assert query(
+        settings,
         "select event_id, key_hash = hash(source, event_id) from raw.events order by event_id",
     ) == [("1", True), ("2", True), ("3", True)]
+    assert query(
+        settings, "select batch_id, file_id, rows from raw.event_files order by 2 nulls first"
+    ) == [
+        ("migrated", None, 2),
+        (query(settings, "select batch_id from raw.event_keys where event_id = '3'")[0][0], 2, 1),
+    ]
+    assert query(settings, "select count(*) from raw.quarantine") == [(1,)]
 
 
 def test_files_are_validated_in_batches_bounded_by_size_and_count(tmp_path: Path) -> None:

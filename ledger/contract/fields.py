@@ -39,6 +39,8 @@ QUARANTINE_REASONS: tuple[str, ...] = (
     "bad_value",
     "future_timestamp",
     "id_conflict",
+    # A whole landing file that cannot be read (truncated or fake gzip, not Parquet): one row.
+    "unreadable_file",
 )
 
 DECIMAL_SCALE = 6

@@ -2,21 +2,22 @@
 
 from __future__ import annotations
 
+import tempfile
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import duckdb
 
-from ledger.ingest.files import discover
-from ledger.ingest.load import FileResult, commit_staged
+from ledger.ingest.files import chunks, discover, is_large
+from ledger.ingest.load import FileResult, commit_chunked, commit_staged
 from ledger.ingest.stage import StagedFile, Validator
 from ledger.settings import Settings
-from ledger.warehouse import connect, ensure_raw_schema
+from ledger.warehouse import connect, ensure_raw_schema, remove_orphan_event_files
 
-__all__ = ["FileResult", "ingest_paths"]
+__all__ = ["FileResult", "expire_quarantined_text", "ingest_files", "ingest_paths"]
 
 # Files are validated a batch at a time, in one statement: planning the generated validation costs
 # about as much as validating a small file, and a larger input lets DuckDB use every core. The
@@ -40,18 +41,38 @@ def ingest_paths(
     ingest_time: datetime | None = None,
     on_file: Callable[[FileResult], None] | None = None,
     on_start: Callable[[list[Path]], None] | None = None,
+    on_refused: Callable[[Path, str], None] | None = None,
 ) -> list[FileResult]:
-    """Ingest every landing file under `paths`, one transaction per file, in path order."""
-    files = discover(paths)
+    """Ingest every landing file under `paths`, one transaction per file, in path order.
+
+    Symbolic links and paths resolving outside the landing folder are refused (`on_refused`).
+    """
+    files = discover(paths, on_refused)
     if on_start is not None:
         on_start(files)
+    return ingest_files(settings, files, ingest_time=ingest_time, on_file=on_file)
+
+
+def ingest_files(
+    settings: Settings,
+    files: list[Path],
+    *,
+    ingest_time: datetime | None = None,
+    on_file: Callable[[FileResult], None] | None = None,
+    warehouse_path: Path | None = None,
+) -> list[FileResult]:
+    """Ingest `files` (already discovered) in the order given, one transaction per file, into
+    `warehouse_path` (default: the settings' warehouse)."""
     results: list[FileResult] = []
     with (
-        connect(settings.warehouse_path) as con,
+        connect(warehouse_path or settings.warehouse_path) as con,
         Validator() as validator,
         ThreadPoolExecutor(1, thread_name_prefix="validate") as pool,
     ):
         ensure_raw_schema(con)
+        # Parquet files a killed run wrote but never committed: not part of raw.events; delete.
+        remove_orphan_event_files(con)
+        expire_quarantined_text(con, settings.quarantine_retention_days, ingest_time)
         known = frozenset(
             sha
             for (sha,) in con.execute("select content_sha256 from raw.ingested_files").fetchall()
@@ -77,6 +98,12 @@ def batches(
     size = 0
     for path in files:
         length = path.stat().st_size
+        if is_large(path):  # validated and committed a piece at a time, alone
+            if batch:
+                yield batch
+                batch, size = [], 0
+            yield [path]
+            continue
         if batch and (size + length > budget or len(batch) == most):
             yield batch
             batch, size = [], 0
@@ -101,7 +128,11 @@ def _commit_in_order(
     pending: deque[tuple[list[Path], Future[list[StagedFile]]]] = deque()
 
     def commit(staged: StagedFile) -> None:
-        result = commit_staged(con, staged)
+        if staged.chunked:
+            with tempfile.TemporaryDirectory(prefix="ledger-ingest-") as folder:
+                result = commit_chunked(con, staged, chunks(staged.path, Path(folder)))
+        else:
+            result = commit_staged(con, staged)
         results.append(result)
         if on_file is not None:
             on_file(result)
@@ -130,3 +161,22 @@ def _commit_in_order(
         for _, future in pending:
             if not future.cancel():
                 future.exception()
+
+
+def expire_quarantined_text(
+    con: duckdb.DuckDBPyConnection, retention_days: int, now: datetime | None = None
+) -> int:
+    """Set NULL the raw text of lines quarantined more than `retention_days` before `now`.
+
+    Quarantined lines can hold anything a client sent (a transcript, a card number); the reason,
+    detail, file, line, source and event id stay, so counts and the data-quality page are unchanged.
+    Returns how many lines lost their text.
+    """
+    now = now or datetime.now(UTC)
+    cutoff = now.astimezone(UTC).replace(tzinfo=None) - timedelta(days=retention_days)
+    [(expired,)] = con.execute(
+        "update raw.quarantine set raw_text = null "
+        "where raw_text is not null and quarantined_at < ?",
+        [cutoff],
+    ).fetchall()
+    return expired

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import logging
+import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
+
+log = logging.getLogger(__name__)
 
 JSONL_SUFFIXES = (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz")
 PARQUET_SUFFIXES = (".parquet",)
@@ -16,27 +21,72 @@ PARQUET_SUFFIXES = (".parquet",)
 
 def is_landing_file(path: Path) -> bool:
     # Writers drop files in under a hidden temporary name and rename them when complete.
-    if path.name.startswith(".") or not path.is_file():
+    if path.name.startswith(".") or path.is_symlink() or not path.is_file():
         return False
     return path.name.endswith(JSONL_SUFFIXES + PARQUET_SUFFIXES)
 
 
-def discover(paths: list[Path]) -> list[Path]:
-    """Landing files under `paths` (files or folders, recursively), in a stable order."""
+def _has_landing_suffix(path: Path) -> bool:
+    return not path.name.startswith(".") and path.name.endswith(JSONL_SUFFIXES + PARQUET_SUFFIXES)
+
+
+def discover(
+    paths: list[Path], on_refused: Callable[[Path, str], None] | None = None
+) -> list[Path]:
+    """Landing files under `paths` (files or folders, recursively), in a stable order.
+
+    A symbolic link to a file is never followed, inside a folder or named directly, nor a link to
+    a folder inside the folder searched, and nothing that resolves outside the folder searched is
+    read: a link to a system file must not turn into quarantined rows. Each refused path is passed
+    to `on_refused` with the reason (or logged). A folder named directly may be reached through a
+    link (a mounted volume): it is searched at its real location.
+    """
+    refuse = on_refused or (lambda path, why: log.warning("%s: %s", path, why))
     found: list[Path] = []
     for path in paths:
+        if path.is_symlink() and not path.is_dir():
+            refuse(path, REFUSED_SYMLINK)
+            continue
         if not path.exists():
             raise FileNotFoundError(f"{path}: no such file or folder to ingest")
         if path.is_dir():
-            found.extend(p for p in sorted(path.rglob("*")) if is_landing_file(p))
-        elif path.name.endswith(JSONL_SUFFIXES + PARQUET_SUFFIXES):
-            found.append(path)
+            found.extend(_walk(path, refuse))
+        elif _has_landing_suffix(path):
+            found.append(path.resolve())
         else:
             raise ValueError(
                 f"{path}: not a landing file; expected one of "
                 f"{', '.join(JSONL_SUFFIXES + PARQUET_SUFFIXES)}"
             )
-    return list(dict.fromkeys(p.resolve() for p in found))
+    return list(dict.fromkeys(found))
+
+
+REFUSED_SYMLINK = "refused: a symbolic link (landing files must be regular files)"
+REFUSED_OUTSIDE = "refused: resolves outside the landing folder"
+
+
+def _walk(folder: Path, refuse: Callable[[Path, str], None]) -> list[Path]:
+    """Regular landing files under `folder`, sorted; links (to files or folders) are refused."""
+    root = folder.resolve()
+    found: list[Path] = []
+    # os.walk with followlinks=False never descends into a linked folder; a link is reported.
+    for current, dirs, files in os.walk(root, followlinks=False):
+        here = Path(current)
+        for name in sorted(dirs):
+            if (here / name).is_symlink():
+                refuse(here / name, REFUSED_SYMLINK)
+        dirs[:] = sorted(d for d in dirs if not (here / d).is_symlink())
+        for name in files:
+            path = here / name
+            if not _has_landing_suffix(path):
+                continue
+            if path.is_symlink():
+                refuse(path, REFUSED_SYMLINK)
+            elif not path.resolve().is_relative_to(root):
+                refuse(path, REFUSED_OUTSIDE)
+            elif path.is_file():
+                found.append(path.resolve())
+    return sorted(found)
 
 
 def content_sha256(path: Path) -> str:
@@ -108,3 +158,52 @@ def decoded_lines(path: Path) -> pa.Table:
     return pa.table(
         {"line_number": pa.array(range(1, len(lines) + 1), pa.int64()), "raw_text": lines}
     )
+
+
+# A file larger than this (a gzip file counts 8x its size, about what JSON compresses by) is
+# validated and committed a piece at a time (`chunks`), so memory does not grow with file size.
+CHUNKED_ABOVE_BYTES = 64 * 2**20
+CHUNK_BYTES = 32 * 2**20
+
+
+def is_large(path: Path) -> bool:
+    size = path.stat().st_size
+    return size * (8 if path.name.endswith(".gz") else 1) > CHUNKED_ABOVE_BYTES
+
+
+def chunks(path: Path, folder: Path, chunk_bytes: int | None = None) -> Iterator[tuple[Path, int]]:
+    """Pieces of a landing file, each a landing file of its own in `folder`, with the number of
+    lines before it: newline-aligned byte ranges of JSON Lines (decompressed as a stream), row
+    groups of Parquet. Each piece is overwritten by the next, so the disk holds one at a time."""
+    chunk_bytes = chunk_bytes or CHUNK_BYTES
+    if path.name.endswith(PARQUET_SUFFIXES):
+        import pyarrow.parquet as pq
+
+        parquet = pq.ParquetFile(path)
+        piece, offset = folder / "piece.parquet", 0
+        for group in range(parquet.num_row_groups):
+            table = parquet.read_row_group(group)
+            pq.write_table(table, piece)
+            yield piece, offset
+            offset += table.num_rows
+        return
+    piece, offset = folder / "piece.jsonl", 0
+    opener = gzip.open if path.name.endswith(".gz") else open
+    with opener(path, "rb") as handle:
+        carry = b""
+        while True:
+            block = handle.read(chunk_bytes)
+            data = carry + block
+            if not block:  # end of file: what is left is the last line(s), maybe unterminated
+                if data:
+                    piece.write_bytes(data)
+                    yield piece, offset
+                return
+            cut = data.rfind(b"\n")
+            if cut < 0:  # one line longer than a block: keep reading
+                carry = data
+                continue
+            carry = data[cut + 1 :]
+            piece.write_bytes(data[: cut + 1])
+            yield piece, offset
+            offset += data.count(b"\n", 0, cut + 1)

@@ -10,6 +10,7 @@ core while the warehouse's single-threaded commits are idle, instead of queueing
 from __future__ import annotations
 
 import time
+import zlib
 from collections.abc import Container
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -19,7 +20,13 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ledger.ingest.files import JSONL_SUFFIXES, content_sha256, decoded_lines, lines_relation
+from ledger.ingest.files import (
+    JSONL_SUFFIXES,
+    content_sha256,
+    decoded_lines,
+    is_large,
+    lines_relation,
+)
 from ledger.ingest.validation import validation_sql
 
 
@@ -32,10 +39,15 @@ class StagedFile:
     # Every line: file_index, line_number, quarantine_reason, quarantine_detail, the contract
     # columns, payload_hash and raw_text. None when the file was already ingested.
     rows: pa.Table | None
+    # Why the file as a whole cannot be read (a truncated or fake gzip, a file that is not
+    # Parquet); it is then quarantined whole as `unreadable_file` and `rows` is empty.
+    unreadable: str | None = None
+    # A large file: not validated here but a piece at a time as it commits (`commit_chunked`).
+    chunked: bool = False
 
     @property
     def already_ingested(self) -> bool:
-        return self.rows is None
+        return self.rows is None and not self.chunked
 
 
 class Validator:
@@ -93,25 +105,11 @@ class Validator:
             for index in decode:
                 con.unregister(f"decoded_{index}")
 
-    def validate(
-        self,
-        paths: list[Path],
-        *,
-        ingest_time: datetime | None = None,
-        already_ingested: Container[str] = (),
-    ) -> list[StagedFile]:
-        """Validate every line of `paths` in one statement; files whose content hash is in
-        `already_ingested` are not read (the commit checks the manifest again)."""
-        started = time.perf_counter()
-        ingest_time = ingest_time or datetime.now(UTC)
-        hashes = [content_sha256(path) for path in paths]
-        todo = [
-            (index, path)
-            for index, (path, sha256) in enumerate(zip(paths, hashes, strict=True))
-            if sha256 not in already_ingested
-        ]
+    def _validated_or_decoded(
+        self, todo: list[tuple[int, Path]], ingest_time: datetime
+    ) -> pa.Table:
         try:
-            rows = self._validated(todo, ingest_time)
+            return self._validated(todo, ingest_time)
         except duckdb.InvalidInputException:
             # DuckDB's text reader refuses a whole file for one line it cannot read (not UTF-8,
             # or longer than its line limit): such files are decoded in Python instead
@@ -119,7 +117,50 @@ class Validator:
             refused = self._refused(todo)
             if not refused:
                 raise
-            rows = self._validated(todo, ingest_time, decode=refused)
+            return self._validated(todo, ingest_time, decode=refused)
+
+    def validate(
+        self,
+        paths: list[Path],
+        *,
+        ingest_time: datetime | None = None,
+        already_ingested: Container[str] = (),
+        defer_large: bool = True,
+    ) -> list[StagedFile]:
+        """Validate every line of `paths` in one statement; files whose content hash is in
+        `already_ingested` are not read (the commit checks the manifest again). A large file
+        alone (`is_large`) is not read either, unless `defer_large` is false: it comes back
+        `chunked`, to be validated a piece at a time as it commits."""
+        started = time.perf_counter()
+        ingest_time = ingest_time or datetime.now(UTC)
+        hashes = [content_sha256(path) for path in paths]
+        if (
+            defer_large
+            and len(paths) == 1
+            and is_large(paths[0])
+            and hashes[0] not in already_ingested
+        ):
+            return [StagedFile(paths[0], hashes[0], ingest_time, 0.0, None, chunked=True)]
+        todo = [
+            (index, path)
+            for index, (path, sha256) in enumerate(zip(paths, hashes, strict=True))
+            if sha256 not in already_ingested
+        ]
+        unreadable: dict[int, str] = {}
+        try:
+            rows = self._validated_or_decoded(todo, ingest_time)
+        except READ_ERRORS:
+            # One file the readers cannot open fails the whole statement: validate file by file,
+            # so each unreadable file is set aside with its error and every other file goes in.
+            parts = []
+            for item in todo:
+                try:
+                    parts.append(self._validated_or_decoded([item], ingest_time))
+                except READ_ERRORS as exc:
+                    if isinstance(exc, NOT_ABOUT_THE_FILE):
+                        raise
+                    unreadable[item[0]] = unreadable_reason(exc)
+            rows = _concat(parts)
         seconds = time.perf_counter() - started
         counts = pc.value_counts(rows["file_index"]).to_pylist() if rows.num_rows else []
         line_counts = {count["values"]: count["counts"] for count in counts}
@@ -129,6 +170,32 @@ class Validator:
         for index, (path, sha256) in enumerate(zip(paths, hashes, strict=True)):
             count = line_counts.get(index, 0)
             file_rows = rows.slice(offset, count) if index in read else None
-            staged.append(StagedFile(path, sha256, ingest_time, seconds * count / total, file_rows))
+            share = seconds * count / total
+            staged.append(
+                StagedFile(path, sha256, ingest_time, share, file_rows, unreadable.get(index))
+            )
             offset += count
         return staged
+
+
+# What reading a broken file raises: DuckDB's readers (not gzip, truncated, not Parquet), and
+# Python's gzip/zlib for the files decoded here. Running out of memory or being interrupted says
+# nothing about the file: those stop the run instead of quarantining it.
+READ_ERRORS = (duckdb.Error, OSError, EOFError, zlib.error, pa.ArrowException)
+NOT_ABOUT_THE_FILE = (duckdb.OutOfMemoryException, duckdb.InterruptException)
+
+# Longest error message kept for an unreadable file (the reader's first lines say what is wrong).
+UNREADABLE_DETAIL_CHARS = 500
+
+
+def unreadable_reason(exc: BaseException) -> str:
+    """One line saying why a file could not be read, e.g. `IOException: ... not a gzip file`."""
+    # DuckDB appends the failing SQL after the first line: only the first line says what is wrong.
+    message = " ".join(str(exc).strip().split("\n")[0].split()) or "no message"
+    return f"{type(exc).__name__}: {message}"[:UNREADABLE_DETAIL_CHARS]
+
+
+def _concat(parts: list[pa.Table]) -> pa.Table:
+    if not parts:
+        return pa.table({"file_index": pa.array([], pa.int32())})
+    return pa.concat_tables(parts)
