@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -165,8 +166,8 @@ def ops_template_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def ops_settings(ops_template_home: Path, tmp_path: Path) -> Settings:
     """Settings of a private copy of the ops warehouse (alerts and reports write to it)."""
-
     from ledger.warehouse import copy_warehouse
+
 
     home = tmp_path / "home"
     home.mkdir()
