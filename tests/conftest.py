@@ -168,7 +168,6 @@ def ops_settings(ops_template_home: Path, tmp_path: Path) -> Settings:
     """Settings of a private copy of the ops warehouse (alerts and reports write to it)."""
     from ledger.warehouse import copy_warehouse
 
-
     home = tmp_path / "home"
     home.mkdir()
     copy_warehouse(ops_template_home / "warehouse.duckdb", home / "warehouse.duckdb")
