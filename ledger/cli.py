@@ -473,11 +473,12 @@ def report_weekly(week: str | None) -> None:
     """Write the weekly margin review: HTML, Markdown and XLSX under LEDGER_HOME/reports/<week>/."""
     from ledger.alerts.figures import MartsMissingError
     from ledger.calendar import WeekError
+    from ledger.published import NotPublishedError
     from ledger.report.review import write_weekly_review
 
     try:
         result = write_weekly_review(_settings(), week)
-    except (MartsMissingError, WeekError) as exc:
+    except (MartsMissingError, NotPublishedError, WeekError) as exc:
         raise click.ClickException(str(exc)) from exc
     for line in result.lines:
         console.print(line, highlight=False, markup=False)
