@@ -191,6 +191,25 @@ def test_a_late_event_for_a_reported_week_is_restated_in_the_next_review(
     assert again.restatements == []
 
 
+def test_a_restatement_lists_each_figure_once() -> None:
+    from ledger.report.restatement import RESTATED_FIELDS
+
+    assert RESTATED_FIELDS == (
+        "session_count",
+        "revenue",
+        "asr_cost",
+        "llm_cost",
+        "tts_cost",
+        "realtime_cost",
+        "vision_cost",
+        "infra_cost",
+        "total_cost",
+        "gross_margin",
+        "interruption_waste_cost",
+        "cache_savings",
+    )
+
+
 def test_an_empty_week_says_which_week_has_data(ops_settings: Settings) -> None:
     with pytest.raises(WeekError, match="no sessions in 2026-W40: .*ISO week 2026-W47"):
         write_weekly_review(ops_settings, "2026-W40", now=NOW)

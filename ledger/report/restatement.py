@@ -15,11 +15,16 @@ import duckdb
 
 from ledger.report.weekly import COUNT_FIELDS, MONEY_FIELDS, Restatement, TenantWeek, _load_weeks
 
-# The figures a restatement is about (the rest follow from them).
+# The figures a restatement is about (the rest follow from them): the component costs, then the
+# totals. Interruption waste is also a `_cost` money field; it is listed once, after the margin.
 RESTATED_FIELDS: tuple[str, ...] = (
     "session_count",
     "revenue",
-    *(name for name in MONEY_FIELDS if name.endswith("_cost") and name != "total_cost"),
+    *(
+        name
+        for name in MONEY_FIELDS
+        if name.endswith("_cost") and name not in ("total_cost", "interruption_waste_cost")
+    ),
     "total_cost",
     "gross_margin",
     "interruption_waste_cost",
