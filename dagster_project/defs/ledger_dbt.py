@@ -10,7 +10,7 @@ import fcntl
 import json
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from dagster import AssetExecutionContext, AssetsDefinition
@@ -19,8 +19,8 @@ from dbt.cli.main import dbtRunner
 
 from dagster_project.defs.resources import LedgerWarehouse
 from ledger import vocabulary
-from ledger.settings import DBT_PROJECT_DIR
-from ledger.transform import dbt_build_args
+from ledger.settings import DBT_PROJECT_DIR, Settings
+from ledger.transform import dbt_build_args, dbt_run_flags
 
 MANIFEST_DIR = DBT_PROJECT_DIR / "target"
 MANIFEST_PATH = MANIFEST_DIR / "manifest.json"
@@ -101,3 +101,35 @@ def dbt_resource() -> DbtCliResource:
         profiles_dir=str(DBT_PROJECT_DIR),
         dbt_executable=str(executable) if executable.exists() else "dbt",
     )
+
+
+def run_dbt(settings: Settings, args: Sequence[str]) -> None:
+    """`dbt <args>` on the warehouse of `settings`, through the same resource and flags as the
+    pipeline's asset: for the partial builds of tests and tools that need only some models.
+
+    Raises dagster-dbt's `DagsterDbtCliRuntimeError` (naming the failed nodes) when dbt fails.
+    """
+    settings.home.mkdir(parents=True, exist_ok=True)
+    dbt_resource().cli(
+        [*_one_word_selections(args), *dbt_run_flags(settings)],
+        manifest=prepare_manifest(),
+        target_path=settings.dbt_target_dir,
+    ).wait()
+
+
+def _one_word_selections(args: Sequence[str]) -> list[str]:
+    """`--select a b` as `--select "a b"`: dagster-dbt takes one value after a selection flag
+    (dbt reads a space-separated value as the same union)."""
+    joined: list[str] = []
+    selecting = False
+    for arg in args:
+        if arg in ("--select", "-s", "--exclude", "--models", "-m"):
+            joined.append(arg)
+            joined.append("")
+            selecting = True
+        elif selecting and not arg.startswith("-"):
+            joined[-1] = f"{joined[-1]} {arg}".strip()
+        else:
+            joined.append(arg)
+            selecting = False
+    return joined
