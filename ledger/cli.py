@@ -66,6 +66,12 @@ def schema() -> None:
 @click.option("--seed", default=7, show_default=True, type=int)
 @click.option("--sessions-per-day", type=click.IntRange(1), help="Volume knob (500 ~ 5M events).")
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "parquet"]), default="jsonl")
+@click.option(
+    "--shadow/--no-shadow",
+    default=True,
+    show_default=True,
+    help="Also emit a shadow endpointing candidate's turn.shadow decisions (SPEC 11).",
+)
 def simulate(
     out: Path | None,
     tenants: int,
@@ -74,6 +80,7 @@ def simulate(
     seed: int,
     sessions_per_day: int | None,
     fmt: str,
+    shadow: bool,
 ) -> None:
     """Write seeded, realistic contract events into the landing folder."""
     from ledger.simulate import simulate as run_simulation
@@ -97,6 +104,7 @@ def simulate(
             sessions_per_day=sessions_per_day,
             fmt=fmt,  # type: ignore[arg-type]
             progress=lambda rows: progress.update(task, completed=rows),
+            shadow=shadow,
         )
     console.print(
         f"simulated {summary.events:,} events in {summary.sessions:,} sessions "
