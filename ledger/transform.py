@@ -20,6 +20,7 @@ from dbt.cli.main import dbtRunner, dbtRunnerResult
 
 from ledger import vocabulary
 from ledger.reference import load_reference, write_reference_tables
+from ledger.reference.planning import load_planning, write_planning_table
 from ledger.settings import DBT_PROJECT_DIR, Settings
 
 # dbt-duckdb keeps one database instance per process: one in-process run at a time.
@@ -66,7 +67,9 @@ def prepare_reference(settings: Settings, con: duckdb.DuckDBPyConnection) -> Non
     Raises `ledger.reference.ReferenceDataError` (file, line, rule, fix) before dbt ever runs.
     """
     ref = load_reference(settings.reference_dir, settings.reporting_currency)
+    planning = load_planning(settings.reference_dir)
     write_reference_tables(con, ref)
+    write_planning_table(con, planning)
 
 
 def dbt_args(settings: Settings, args: list[str]) -> list[str]:
