@@ -233,6 +233,77 @@ def build() -> None:
         )
 
 
+@main.command()
+@click.option(
+    "--from",
+    "date_from",
+    required=True,
+    type=click.DateTime(["%Y-%m-%d"]),
+    help="First business date of the recorded sessions.",
+)
+@click.option(
+    "--to", "date_to", required=True, type=click.DateTime(["%Y-%m-%d"]), help="Last business date."
+)
+@click.option("--tenant", help="Only this tenant's sessions.")
+@click.option(
+    "--scale", default=1, show_default=True, type=click.IntRange(1), help="Copies of each session."
+)
+@click.option(
+    "--speed",
+    default=1.0,
+    show_default=True,
+    type=click.FloatRange(0, min_open=True),
+    help="Time compression around the window's start (2 = twice as fast).",
+)
+@click.option(
+    "--shift-minutes",
+    default=0,
+    show_default=True,
+    type=int,
+    help="Fixed offset added to every time (may be negative).",
+)
+@click.option(
+    "--seed",
+    default=7,
+    show_default=True,
+    type=int,
+    help="The new ids are deterministic from it and the copy number.",
+)
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="Folder for the landing files (e.g. the landing folder).",
+)
+def replay(date_from, date_to, tenant, scale, speed, shift_minutes, seed, out: Path) -> None:
+    """Re-emit recorded sessions as contract events: new ids, source `<source>-replay`, shifted
+    times, N copies each, as Parquet landing files (SPEC 11)."""
+    from datetime import timedelta
+
+    from ledger.replay import ReplayError
+    from ledger.replay import replay as run_replay
+
+    try:
+        summary = run_replay(
+            _settings(),
+            out,
+            date_from=date_from.date(),
+            date_to=date_to.date(),
+            tenant=tenant,
+            scale=scale,
+            speed=speed,
+            shift=timedelta(minutes=shift_minutes),
+            seed=seed,
+        )
+    except ReplayError as exc:
+        raise click.ClickException(str(exc)) from exc
+    console.print(
+        f"replayed {summary.sessions:,} sessions x {scale} = {summary.copies:,} sessions, "
+        f"{summary.events:,} events, into {len(summary.files)} files under {out}",
+        highlight=False,
+    )
+
+
 @main.group()
 def export() -> None:
     """Export ledger tables for machines (full precision)."""
