@@ -304,6 +304,72 @@ def replay(date_from, date_to, tenant, scale, speed, shift_minutes, seed, out: P
     )
 
 
+@main.command()
+@click.option(
+    "--reference",
+    "reference_dir",
+    required=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Folder of candidate reference data (rate_card.csv, price_plans.csv, ...).",
+)
+@click.option(
+    "--route-map",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="CSV phase,route,provider,model: which model serves each LLM phase/route.",
+)
+@click.option("--from", "date_from", type=click.DateTime(["%Y-%m-%d"]), help="First business date.")
+@click.option("--to", "date_to", type=click.DateTime(["%Y-%m-%d"]), help="Last business date.")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    help="FILE stem for FILE.csv and FILE.xlsx (default: the reports folder, whatif-<digest>).",
+)
+def whatif(reference_dir: Path, route_map, date_from, date_to, out) -> None:
+    """Reprice a past period under candidate reference data, in a scratch copy (SPEC 11): per
+    tenant cost, revenue and margin now and under the candidate. The published ledger is never
+    touched."""
+    from ledger.formatting import money, signed_money
+    from ledger.reference import ReferenceDataError
+    from ledger.transform import DbtRunError
+    from ledger.whatif import WhatIfError, what_if, write_outputs
+
+    settings = _settings()
+    try:
+        result = what_if(
+            settings,
+            reference_dir,
+            route_map=route_map,
+            date_from=date_from.date() if date_from else None,
+            date_to=date_to.date() if date_to else None,
+        )
+    except (WhatIfError, ReferenceDataError, DbtRunError, FileNotFoundError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    from rich.table import Table
+
+    table = Table(title=f"what-if under {reference_dir} ({result.currency}; candidate - now)")
+    for title in ("tenant", "cost now", "cost candidate", "difference", "revenue now",
+                  "revenue candidate", "difference", "margin now", "margin candidate",
+                  "difference"):  # fmt: skip
+        table.add_column(title, justify="left" if title == "tenant" else "right")
+    for row in result.tenants:
+        table.add_row(
+            row.tenant_id,
+            money(row.cost_now),
+            money(row.cost_candidate),
+            signed_money(row.cost_difference),
+            money(row.revenue_now),
+            money(row.revenue_candidate),
+            signed_money(row.revenue_difference),
+            money(row.margin_now),
+            money(row.margin_candidate),
+            signed_money(row.margin_difference),
+        )
+    Console(soft_wrap=True).print(table)
+    stem = out or settings.reports_dir / f"whatif-{result.reference_digest[:12]}"
+    csv_path, xlsx_path = write_outputs(result, stem)
+    console.print(f"wrote {csv_path} and {xlsx_path}", highlight=False)
+
+
 @main.group()
 def export() -> None:
     """Export ledger tables for machines (full precision)."""
