@@ -20,6 +20,7 @@ PAGES = [
     st.Page("app_pages/combined.py", title="Margin × experience", icon=":material/join:"),
     st.Page("app_pages/sessions.py", title="Session explorer", icon=":material/search:"),
     st.Page("app_pages/data_quality.py", title="Data quality", icon=":material/rule:"),
+    st.Page("app_pages/operations.py", title="Operations", icon=":material/dns:"),
 ]
 
 page = st.navigation(PAGES)

@@ -10,7 +10,12 @@ Simulates (once, cached under data/bench/) about 5 million events, then in one r
    read written once to one Parquet file (goal: the ingest within 2x of it);
 4. the peak RSS of ingesting one file of `--memory-mb` MB (default 1 GB) in a child process;
 5. `ledger build` (reference data, dbt build with tests, publish) on that warehouse;
-and, first, the events/s the HTTP collector accepts from N concurrent clients (`--collector-clients`).
+and, first, the events/s the HTTP collector accepts from N concurrent clients (`--collector-clients`);
+then 6. the pipeline at `--replay-scale` (default 10) times a recorded volume made by `ledger
+replay` (SPEC 11): a simulated week (`--replay-sessions-per-day`, `--replay-days`) is ingested and
+built, replayed N times into a fresh home, and that is ingested and built (`--replay-scale 0`
+skips it; `--only-replay` runs it alone, e.g. small: `--only-replay --replay-sessions-per-day 4
+--replay-days 1 --replay-scale 3`).
 It prints the rates and their ratios; the README quotes the figures.
 """
 
@@ -240,6 +245,62 @@ def collector_events_per_second(clients: int, batches: int = 20, batch_size: int
     return rate
 
 
+def replay_bench(scale: int, sessions_per_day: int, days: int) -> dict[str, float]:
+    """Ingest and build a recorded period, then the same period replayed `scale` times."""
+    from datetime import date, timedelta
+
+    from ledger.build import run_build
+    from ledger.ingest import ingest_paths
+    from ledger.replay import replay
+    from ledger.simulate import simulate
+
+    root = BENCH_DIR / "replay"
+    shutil.rmtree(root, ignore_errors=True)
+    start = date(2026, 11, 2)
+    figures: dict[str, float] = {"replay_scale": scale}
+    recorded = Settings(home=root / "recorded", reference_dir=REPO_ROOT / "data" / "reference")
+    replayed = Settings(home=root / "replayed", reference_dir=recorded.reference_dir)
+    for settings in (recorded, replayed):
+        settings.ensure_dirs()
+    simulate(recorded.landing_dir, tenants=3, days=days, start=start,
+             sessions_per_day=sessions_per_day, bad_row_share=0.0, duplicate_share=0.0)  # fmt: skip
+    for label, settings in (("recorded", recorded), ("replayed", replayed)):
+        if label == "replayed":
+            started = time.perf_counter()
+            summary = replay(
+                recorded,
+                settings.landing_dir,
+                date_from=start - timedelta(days=1),
+                date_to=start + timedelta(days=days),
+                scale=scale,
+            )
+            figures["replay_seconds"] = round(time.perf_counter() - started, 2)
+            print(
+                f"ledger replay:     {summary.sessions:,} sessions x {scale} = "
+                f"{summary.events:,} events in {figures['replay_seconds']:.2f}s"
+            )
+        started = time.perf_counter()
+        results = ingest_paths(settings, [settings.landing_dir])
+        ingest_seconds = time.perf_counter() - started
+        events = sum(r.accepted for r in results)
+        outcome = run_build(settings)
+        if not outcome.success:
+            raise RuntimeError("\n".join(outcome.lines))
+        print(
+            f"{label:>8} x{1 if label == 'recorded' else scale}: {events:,} events, ingest "
+            f"{ingest_seconds:.2f}s, build {outcome.seconds:.1f}s "
+            f"({events / outcome.seconds:,.0f} events/s built)"
+        )
+        figures[f"{label}_events"] = events
+        figures[f"{label}_ingest_seconds"] = round(ingest_seconds, 2)
+        figures[f"{label}_build_seconds"] = round(outcome.seconds, 1)
+    print(
+        f"build time at x{scale} / at x1 = "
+        f"{figures['replayed_build_seconds'] / figures['recorded_build_seconds']:.1f}"
+    )
+    return figures
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions-per-day", type=int, default=500)
@@ -252,7 +313,15 @@ def main() -> None:
         default=1024,
         help="size of the one file whose ingest peak RSS is measured (0: skip)",
     )
+    parser.add_argument("--replay-scale", type=int, default=10)
+    parser.add_argument("--replay-sessions-per-day", type=int, default=50)
+    parser.add_argument("--replay-days", type=int, default=7)
+    parser.add_argument("--only-replay", action="store_true")
     args = parser.parse_args()
+    if args.only_replay:
+        figures = replay_bench(args.replay_scale, args.replay_sessions_per_day, args.replay_days)
+        (BENCH_DIR / "last_replay_run.json").write_text(json.dumps(figures, indent=2))
+        return
     collector_rate = collector_events_per_second(args.collector_clients)
 
     files = _simulated(args.sessions_per_day, args.format)
@@ -322,6 +391,10 @@ def main() -> None:
         print(f"ledger build:      {outcome.seconds:.1f}s on {accepted:,} events")
         figures["build_seconds"] = round(outcome.seconds, 1)
         figures["build_success"] = outcome.success
+    if args.replay_scale:
+        figures.update(
+            replay_bench(args.replay_scale, args.replay_sessions_per_day, args.replay_days)
+        )
     (BENCH_DIR / "last_run.json").write_text(json.dumps(figures, indent=2))
 
 

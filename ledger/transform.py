@@ -18,7 +18,12 @@ import duckdb
 
 from ledger import vocabulary
 from ledger.reference import load_reference, write_reference_tables
+from ledger.reference.planning import load_planning, write_planning_table
 from ledger.settings import Settings
+
+
+class DbtRunError(RuntimeError):
+    """A dbt invocation failed; the message names the failed nodes and what to look at."""
 
 
 def dbt_vars(settings: Settings) -> dict:
@@ -57,4 +62,6 @@ def prepare_reference(settings: Settings, con: duckdb.DuckDBPyConnection) -> Non
     Raises `ledger.reference.ReferenceDataError` (file, line, rule, fix) before dbt ever runs.
     """
     ref = load_reference(settings.reference_dir, settings.reporting_currency)
+    planning = load_planning(settings.reference_dir)
     write_reference_tables(con, ref)
+    write_planning_table(con, planning)

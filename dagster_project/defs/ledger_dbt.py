@@ -15,12 +15,13 @@ from pathlib import Path
 
 from dagster import AssetExecutionContext, AssetsDefinition
 from dagster_dbt import DbtCliResource, DbtProject, dbt_assets
+from dagster_dbt.errors import DagsterDbtCliRuntimeError
 from dbt.cli.main import dbtRunner
 
 from dagster_project.defs.resources import LedgerWarehouse
 from ledger import vocabulary
 from ledger.settings import DBT_PROJECT_DIR, Settings
-from ledger.transform import dbt_build_args, dbt_run_flags
+from ledger.transform import DbtRunError, dbt_build_args, dbt_run_flags
 
 MANIFEST_DIR = DBT_PROJECT_DIR / "target"
 MANIFEST_PATH = MANIFEST_DIR / "manifest.json"
@@ -107,14 +108,20 @@ def run_dbt(settings: Settings, args: Sequence[str]) -> None:
     """`dbt <args>` on the warehouse of `settings`, through the same resource and flags as the
     pipeline's asset: for the partial builds of tests and tools that need only some models.
 
-    Raises dagster-dbt's `DagsterDbtCliRuntimeError` (naming the failed nodes) when dbt fails.
+    Raises `DbtRunError` naming the command and where dbt's log is when dbt fails.
     """
     settings.home.mkdir(parents=True, exist_ok=True)
-    dbt_resource().cli(
-        [*_one_word_selections(args), *dbt_run_flags(settings)],
-        manifest=prepare_manifest(),
-        target_path=settings.dbt_target_dir,
-    ).wait()
+    try:
+        dbt_resource().cli(
+            [*_one_word_selections(args), *dbt_run_flags(settings)],
+            manifest=prepare_manifest(),
+            target_path=settings.dbt_target_dir,
+        ).wait()
+    except DagsterDbtCliRuntimeError as exc:
+        raise DbtRunError(
+            f"dbt {' '.join(args)} failed on {settings.warehouse_path}: {exc}\n"
+            f"details: {settings.home / 'dbt_logs' / 'dbt.log'}"
+        ) from exc
 
 
 def _one_word_selections(args: Sequence[str]) -> list[str]:

@@ -51,6 +51,9 @@ from ledger.simulate.catalogue import (
     TenantProfile,
 )
 from ledger.simulate.layout import EVENT_FIELDS
+from ledger.simulate.shadow import CANDIDATE as SHADOW_CANDIDATE
+from ledger.simulate.shadow import KIND as SHADOW_KIND
+from ledger.simulate.shadow import shadow_decisions
 
 # Internal columns that place an event: file (day of the period, source), then order within it.
 KEY_COLUMNS: tuple[str, ...] = ("_day", "_src", "_ts", "_sess", "_ord")
@@ -90,6 +93,7 @@ ORDER = {
     "realtime.usage": 11,
     "session.ended": 20,
     "infra.usage": 21,
+    "turn.shadow": 22,
 }
 
 PREFIX_BLOCK = 64  # prefix caches serve whole blocks of tokens
@@ -386,8 +390,13 @@ class _Turns:
         return len(self.owner)
 
 
-def generate(period: Period, rng: np.random.Generator) -> Generated:
+def generate(
+    period: Period, rng: np.random.Generator, shadow_rng: np.random.Generator | None = None
+) -> Generated:
     """One frame per event type (internal KEY_COLUMNS + its own contract fields).
+
+    With `shadow_rng`, a shadow candidate's `turn.shadow` decisions too (ledger.simulate.shadow),
+    drawn from that stream only: the production traffic is the same with or without them.
 
     The frames are complete but for the common fields `finalise` adds (ids, timestamps, names).
     The draws happen in a fixed order (sessions, turns, then one event kind after another), so a
@@ -405,6 +414,8 @@ def generate(period: Period, rng: np.random.Generator) -> Generated:
     _add_tts(builder, t)
     _add_realtime(builder, rng, t)
     _add_interruptions(builder, t, barge_in_hangup)
+    if shadow_rng is not None:
+        _add_shadow_decisions(builder, shadow_rng, t)
     return Generated(frames=builder.frames, session_tenant=s.tenant)
 
 
@@ -962,6 +973,40 @@ def _add_interruptions(builder: _Builder, t: _Turns, barge_in_hangup: np.ndarray
             "wasted_tts_characters": wasted_chars,
             "is_false_interruption": false_interruption[hit],
         },
+    )
+
+
+def _add_shadow_decisions(builder: _Builder, rng: np.random.Generator, t: _Turns) -> None:
+    """SPEC 11: the candidate's decision on every turn, recorded when the turn's audio ends."""
+    owner, turn, tenant, segment_ms, agent_end = (
+        t.owner,
+        t.turn,
+        t.tenant,
+        t.segment_ms,
+        t.agent_end,
+    )
+    interrupted, false_interruption = t.interrupted, t.false_interruption
+    decisions = shadow_decisions(
+        rng, tenant, segment_ms[:, SEGMENTS.index("endpointing")], interrupted, false_interruption
+    )
+    none = np.zeros(len(turn), dtype=np.int64)
+    builder.add(
+        "turn.shadow",
+        owner,
+        agent_end,
+        {
+            "turn_index": turn,
+            "candidate": _labels((SHADOW_CANDIDATE,), none),
+            "kind": _labels((SHADOW_KIND,), none),
+            "_us": decisions.endpointing_us,
+            "would_interrupt": decisions.would_interrupt,
+            "is_false_interruption": decisions.is_false_interruption,
+        },
+    )
+    builder.frames["turn.shadow"] = (
+        builder.frames["turn.shadow"]
+        .with_columns(endpointing_ms=_fixed(pl.col("_us"), 3))
+        .drop("_us")
     )
 
 
