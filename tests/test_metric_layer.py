@@ -44,7 +44,6 @@ QUALIFIED = re.compile(r"\b(?:from|join)\s+((?:[A-Za-z_][\w{}]*\.){1,2}[A-Za-z_{
 # Marts the issue found without a consumer that have not been given one yet. Listed so that a new
 # unread mart fails this test, and so does one of these once it gains a reader.
 AWAITING_A_READER = {
-    "fct_cost_by_phase_route",
     "fct_latency_budget_weekly",
     "fct_tenant_daily_board",
     "fct_tenant_weekly_board",
