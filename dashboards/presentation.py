@@ -120,13 +120,15 @@ def present(frame: pd.DataFrame, columns: list[Col], currency: str) -> pd.DataFr
     return shown.reset_index(drop=True)
 
 
+# One look for a number everywhere: thousands separated, places fixed per kind (as the metrics).
 NUMBER_FORMATS = {
-    "money": "%.2f",
-    "pct": "%.2f",
-    "share": "%.1f",
-    "minutes": "%.2f",
-    "ms": "%.1f",
-    "int": "%d",
+    "money": "%,.2f",
+    "pct": "%,.2f",
+    "share": "%,.1f",
+    "minutes": "%,.2f",
+    "ms": "%,.1f",
+    "int": "%,d",
+    "number": "localized",
 }
 
 
@@ -141,7 +143,9 @@ def column_config(columns: list[Col], currency: str, pinned: int = 1, places: in
                 header, format=NUMBER_FORMATS[col.kind], **options
             )
         elif col.kind == "amount":
-            config[header] = st.column_config.NumberColumn(header, format=f"%.{places}f", **options)
+            config[header] = st.column_config.NumberColumn(
+                header, format=f"%,.{places}f", **options
+            )
         elif col.kind == "link":
             config[header] = st.column_config.LinkColumn(
                 header, display_text=col.display, **options

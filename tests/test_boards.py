@@ -202,14 +202,14 @@ def test_margin_board_splits_money_by_tenant_period_component_and_phase(boards_e
     # show pstn 0.075 and gpu_path 0.015 both as 0.02 more (0.82); the first of the two lines
     # rounded up the most, pstn, shows 0.07.
     assert records(costs, ["Component", "Provider", "Model", "Cost (CNY)", "Unpriced lines"]) == [
-        ("llm", "deepseek", "deepseek-chat", 0.38, 0),
-        ("tts", "aliyun", "cosyvoice-v2", 0.20, 0),
-        ("vision", "qwen", "qwen-vl-plus", 0.08, 0),
-        ("infra", "telco", "pstn", 0.07, 0),
-        ("llm", "qwen", "qwen-turbo", 0.03, 0),
-        ("asr", "aliyun", "paraformer-realtime-v2", 0.03, 0),
-        ("infra", "in-house", "gpu_path", 0.02, 0),
-        ("llm", "acme-llm", "x", 0.00, 3),
+        ("LLM", "deepseek", "deepseek-chat", 0.38, 0),
+        ("TTS", "aliyun", "cosyvoice-v2", 0.20, 0),
+        ("Vision", "qwen", "qwen-vl-plus", 0.08, 0),
+        ("Infra", "telco", "pstn", 0.07, 0),
+        ("LLM", "qwen", "qwen-turbo", 0.03, 0),
+        ("ASR", "aliyun", "paraformer-realtime-v2", 0.03, 0),
+        ("Infra", "in-house", "gpu_path", 0.02, 0),
+        ("LLM", "acme-llm", "x", 0.00, 3),
     ]
     assert round(costs["Cost (CNY)"].sum(), 2) == 0.81
     assert metrics(at)["Cost"][0] == "CNY 0.81"
@@ -747,9 +747,9 @@ def test_data_quality_shows_quarantine_unpriced_usage_and_freshness(boards_env):
     ]
     unpriced = frame(at, "Component")
     assert records(unpriced, ["Component", "Provider", "Model", "Meter", "Lines"]) == [
-        ("llm", "acme-llm", "x", "llm.cached_input_tokens", 1),
-        ("llm", "acme-llm", "x", "llm.input_tokens", 1),
-        ("llm", "acme-llm", "x", "llm.output_tokens", 1),
+        ("LLM", "acme-llm", "x", "llm.cached_input_tokens", 1),
+        ("LLM", "acme-llm", "x", "llm.input_tokens", 1),
+        ("LLM", "acme-llm", "x", "llm.output_tokens", 1),
     ]
 
 

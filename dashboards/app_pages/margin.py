@@ -20,6 +20,7 @@ from dashboards.presentation import (
     Col,
     adding_up,
     adds_up_note,
+    human,
     money_series,
     sessions_link,
     show_table,
@@ -229,6 +230,7 @@ breakdown = st.segmented_control(
 )
 breakdown = breakdown or "provider_model"
 costs = adding_up(queries.cost_breakdown(version, filters, breakdown), "cost", "cache_savings")
+costs["component"] = costs["component"].map(lambda c: human(c, COMPONENT_LABELS))
 levels = list(queries.COST_BREAKDOWNS[breakdown])
 if not costs.empty:
     chart_data = costs.assign(cost=money_series(costs["cost"]))
