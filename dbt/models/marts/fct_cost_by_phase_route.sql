@@ -15,6 +15,7 @@ llm_lines as (
         sessions.iso_week,
         sessions.week_start_date,
         sessions.scenario,
+        sessions.pipeline,
         coalesce(usage_lines.phase, 'unspecified') as phase_label,
         coalesce(usage_lines.route, 'unspecified') as route_label,
     from usage_lines
@@ -30,6 +31,7 @@ aggregated as (
         iso_week,
         week_start_date,
         scenario,
+        pipeline,
         phase_label as phase,
         route_label as route,
         provider,
@@ -64,6 +66,7 @@ final as (
         iso_week,
         week_start_date,
         scenario,
+        pipeline,
         phase,
         route,
         provider,
