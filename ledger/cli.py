@@ -384,11 +384,26 @@ def reconcile_import(file: Path) -> None:
 
 @main.command()
 @click.option("--port", default=8501, show_default=True, type=int)
-def serve(port: int) -> None:
-    """Serve the Streamlit boards on the published copy."""
+@click.option(
+    "--address",
+    default="127.0.0.1",
+    show_default=True,
+    help="Bind address; any other than this machine needs the access file (sign-in).",
+)
+def serve(port: int, address: str) -> None:
+    """Serve the Streamlit boards on the published copy.
+
+    Binds 127.0.0.1 by default. With LEDGER_HOME/access.yaml (or LEDGER_ACCESS_FILE) every reader
+    signs in (auth-proxy header or Streamlit OIDC) and sees only the tenants it grants them.
+    """
+    from ledger.access import AccessError
+    from ledger.boards import ServeRefused
     from ledger.boards import serve as run_boards
 
-    run_boards(_settings(), port=port)
+    try:
+        run_boards(_settings(), port=port, address=address)
+    except (AccessError, ServeRefused) as exc:
+        raise click.ClickException(str(exc)) from exc
 
 
 @main.command()
