@@ -448,10 +448,12 @@ def alerts_run(day: str | None) -> None:
 
     Alerts go to LEDGER_WEBHOOK_URL (Slack-compatible JSON) when it is set, otherwise to
     alerts/notifications.jsonl under LEDGER_HOME and this terminal. Every anomaly, sent or not,
-    is kept in the warehouse table ops.anomalies.
+    is kept in the warehouse table ops.anomalies. Exits 1 when a notification could not be
+    delivered (it is kept and retried on the next run).
     """
     from datetime import date
 
+    from ledger.alerts.delivery import WebhookURLError
     from ledger.alerts.figures import MartsMissingError
     from ledger.alerts.run import run_alerts
 
@@ -467,10 +469,15 @@ def alerts_run(day: str | None) -> None:
             day or None,
             echo=lambda text: console.print(f"alert: {text}", highlight=False, markup=False),
         )
-    except MartsMissingError as exc:
-        raise click.ClickException(str(exc)) from exc
+    except (MartsMissingError, WebhookURLError) as exc:
+        raise click.ClickException(str(exc)) from None
     for line in result.lines:
         console.print(line, highlight=False, markup=False)
+    if result.failed:
+        raise click.ClickException(
+            f"{result.failed} notifications could not be delivered (kept in ops.deliveries, "
+            "retried by the next `ledger alerts run`)"
+        )
 
 
 @main.group()
