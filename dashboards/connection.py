@@ -108,8 +108,15 @@ def _open_restricted(
                 f'create table memory.marts."{table}" as select * from {source} where {where}',
                 params,
             )
+        # The publication line, with the reader's own events: the warehouse-wide count and
+        # newest event would tell them about the other tenants' traffic.
         con.execute(
-            f"create table memory.main.publication as select * from {CATALOG}.main.publication"
+            "create table memory.main.publication as select published.published_at, "
+            "mine.newest_event_at, mine.events, published.reporting_currency, "
+            f"published.timezone from {CATALOG}.main.publication as published cross join ("
+            "select max(last_event_at) as newest_event_at, "
+            "cast(coalesce(sum(event_count), 0) as bigint) as events "
+            "from memory.marts.fct_session_ledger) as mine"
         )
     finally:
         con.execute(f"detach {CATALOG}")

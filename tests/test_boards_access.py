@@ -180,6 +180,14 @@ def test_a_restricted_reader_s_database_holds_no_row_of_another_tenant(boards_ho
     assert seen_kiddo_elsewhere == 0
     (revenue,) = con.execute("select sum(revenue) from marts.fct_session_ledger").fetchone()
     assert str(revenue) == "2.400000000000"
+    # The publication line counts the reader's own events, not the warehouse's.
+    mine = con.execute(
+        "select sum(event_count), max(last_event_at) from marts.fct_session_ledger"
+    ).fetchone()
+    with duckdb.connect(str(path), read_only=True) as published:
+        everyone = published.execute("select events from main.publication").fetchone()
+    assert con.execute("select events, newest_event_at from main.publication").fetchone() == mine
+    assert mine[0] < everyone[0]
 
 
 # ---- two readers in a real browser ---------------------------------------------------------------
