@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 from ledger.access import AccessConfig, load_access
 from ledger.settings import REPO_ROOT, Settings
@@ -76,14 +77,44 @@ def check_access(settings: Settings, address: str) -> AccessConfig | None:
     return config
 
 
+def secrets_files() -> list[Path]:
+    """Where Streamlit reads secrets.toml from, for `ledger serve` (its working directory first)."""
+    return [Path.cwd() / ".streamlit" / "secrets.toml", Path.home() / ".streamlit" / "secrets.toml"]
+
+
+OIDC_KEYS = ("redirect_uri", "cookie_secret")
+
+
 def _check_oidc() -> None:
     import importlib.util
+    import tomllib
 
     if importlib.util.find_spec("authlib") is None:
         raise ServeRefused(
             "access mode oidc signs people in with Streamlit's st.login, which needs the Authlib "
-            "package: `pip install Authlib`, or use mode proxy behind an auth proxy"
+            "package (`make env` installs it), or use mode proxy behind an auth proxy"
         )
+    for path in secrets_files():
+        try:
+            auth = tomllib.loads(path.read_text(encoding="utf-8")).get("auth")
+        except FileNotFoundError:
+            continue
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise ServeRefused(f"{path}: cannot be read as TOML ({type(exc).__name__})") from None
+        if not isinstance(auth, dict):
+            continue
+        missing = [key for key in OIDC_KEYS if not auth.get(key)]
+        providers = [value for value in auth.values() if isinstance(value, dict)]
+        if not (auth.get("client_id") or any(p.get("client_id") for p in providers)):
+            missing.append("client_id (in [auth] or an [auth.<provider>] section)")
+        if missing:
+            raise ServeRefused(f"{path}: [auth] lacks {', '.join(missing)} for access mode oidc")
+        return
+    raise ServeRefused(
+        "access mode oidc needs an [auth] section (redirect_uri, cookie_secret, client_id, "
+        "client_secret, server_metadata_url) in "
+        + " or ".join(str(path) for path in secrets_files())
+    )
 
 
 def serve(settings: Settings, port: int, address: str = LOCALHOST) -> None:

@@ -348,3 +348,33 @@ def test_oidc_readers_sign_in_and_see_only_their_tenants():
     stranger = _app({"is_logged_in": True, "email": "eve@example.com"})
     assert "no access" in stranger.error[0].value
     assert stranger.metric.len == 0
+
+
+def test_oidc_mode_needs_an_auth_section_in_streamlit_secrets(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    from ledger.boards import ServeRefused
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "user"))
+    (tmp_path / "access.yaml").write_text(ACCESS.replace("mode: proxy", "mode: oidc"))
+    settings = Settings(home=tmp_path, reference_dir=tmp_path)
+    secrets = tmp_path / ".streamlit" / "secrets.toml"
+    with pytest.raises(ServeRefused, match=r"needs an \[auth\] section .* in "):
+        check_access(settings, "0.0.0.0")
+
+    secrets.parent.mkdir()
+    secrets.write_text('[auth]\nredirect_uri = "https://boards.example/oauth2callback"\n')
+    with pytest.raises(ServeRefused) as refused:
+        check_access(settings, "0.0.0.0")
+    assert str(refused.value) == (
+        f"{secrets}: [auth] lacks cookie_secret, client_id (in [auth] or an [auth.<provider>] "
+        "section) for access mode oidc"
+    )
+
+    secrets.write_text(
+        '[auth]\nredirect_uri = "https://boards.example/oauth2callback"\n'
+        'cookie_secret = "s3cr3t-cookie"\nclient_id = "boards"\nclient_secret = "s3cr3t"\n'
+        'server_metadata_url = "https://id.example/.well-known/openid-configuration"\n'
+    )
+    assert check_access(settings, "0.0.0.0").mode == "oidc"
