@@ -44,7 +44,7 @@ def main() -> None:
     """Cost ledger and FinOps analytics for production voice agents.
 
     Settings come from the environment: LEDGER_HOME, LEDGER_REFERENCE_DIR,
-    LEDGER_REPORTING_CURRENCY, LEDGER_TIMEZONE, LEDGER_WEBHOOK_URL.
+    LEDGER_REPORTING_CURRENCY, LEDGER_TIMEZONE, LEDGER_WEBHOOK_URL, LEDGER_ACCESS_FILE.
     """
 
 
