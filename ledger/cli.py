@@ -44,7 +44,7 @@ def main() -> None:
     """Cost ledger and FinOps analytics for production voice agents.
 
     Settings come from the environment: LEDGER_HOME, LEDGER_REFERENCE_DIR,
-    LEDGER_REPORTING_CURRENCY, LEDGER_TIMEZONE, LEDGER_WEBHOOK_URL.
+    LEDGER_REPORTING_CURRENCY, LEDGER_TIMEZONE, LEDGER_WEBHOOK_URL, LEDGER_ACCESS_FILE.
     """
 
 
@@ -529,11 +529,26 @@ def reconcile_import(file: Path) -> None:
 
 @main.command()
 @click.option("--port", default=8501, show_default=True, type=int)
-def serve(port: int) -> None:
-    """Serve the Streamlit boards on the published copy."""
+@click.option(
+    "--address",
+    default="127.0.0.1",
+    show_default=True,
+    help="Bind address; any other than this machine needs the access file (sign-in).",
+)
+def serve(port: int, address: str) -> None:
+    """Serve the Streamlit boards on the published copy.
+
+    Binds 127.0.0.1 by default. With LEDGER_HOME/access.yaml (or LEDGER_ACCESS_FILE) every reader
+    signs in (auth-proxy header or Streamlit OIDC) and sees only the tenants it grants them.
+    """
+    from ledger.access import AccessError
+    from ledger.boards import ServeRefused
     from ledger.boards import serve as run_boards
 
-    run_boards(_settings(), port=port)
+    try:
+        run_boards(_settings(), port=port, address=address)
+    except (AccessError, ServeRefused) as exc:
+        raise click.ClickException(str(exc)) from exc
 
 
 @main.command()
@@ -578,10 +593,12 @@ def alerts_run(day: str | None) -> None:
 
     Alerts go to LEDGER_WEBHOOK_URL (Slack-compatible JSON) when it is set, otherwise to
     alerts/notifications.jsonl under LEDGER_HOME and this terminal. Every anomaly, sent or not,
-    is kept in the warehouse table ops.anomalies.
+    is kept in the warehouse table ops.anomalies. Exits 1 when a notification could not be
+    delivered (it is kept and retried on the next run).
     """
     from datetime import date
 
+    from ledger.alerts.delivery import WebhookURLError
     from ledger.alerts.figures import MartsMissingError
     from ledger.alerts.run import run_alerts
 
@@ -597,10 +614,15 @@ def alerts_run(day: str | None) -> None:
             day or None,
             echo=lambda text: console.print(f"alert: {text}", highlight=False, markup=False),
         )
-    except MartsMissingError as exc:
-        raise click.ClickException(str(exc)) from exc
+    except (MartsMissingError, WebhookURLError) as exc:
+        raise click.ClickException(str(exc)) from None
     for line in result.lines:
         console.print(line, highlight=False, markup=False)
+    if result.failed:
+        raise click.ClickException(
+            f"{result.failed} notifications could not be delivered (kept in ops.deliveries, "
+            "retried by the next `ledger alerts run`)"
+        )
 
 
 @main.group()

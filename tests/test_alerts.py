@@ -303,7 +303,7 @@ def test_a_failed_webhook_delivery_is_kept_and_sent_on_the_next_run(
     assert failed == [
         (
             "failed",
-            1,
+            2,
             "webhook at 127.0.0.1:"
             + receiver.url.split(":")[2].split("/")[0]
             + " failed after 2 attempts (HTTP 503); the notification is kept and retried on "
@@ -321,8 +321,9 @@ def test_a_failed_webhook_delivery_is_kept_and_sent_on_the_next_run(
     assert [b["text"] for b in receiver.bodies] == [
         "[CRITICAL] bright-bank 2026-11-20: LLM cost +145.0%"
     ]
+    # Every send is counted: two tries on the first run, one on the second.
     assert _query(ops_settings, "select status, attempts, last_error from ops.deliveries") == [
-        ("sent", 2, None)
+        ("sent", 3, None)
     ]
     assert _query(
         ops_settings, "select notification from ops.anomalies where severity <> 'info'"

@@ -94,13 +94,21 @@ def build_dbt_assets(manifest: Path) -> AssetsDefinition:
     return ledger_dbt_models
 
 
+def dbt_executable() -> str:
+    """The dbt of this interpreter's environment, whether or not the venv is on PATH: its
+    `ledger-dbt` (dbt that dies with the build, ledger/dbt_child.py), else plain dbt."""
+    for name in ("ledger-dbt", "dbt"):
+        executable = Path(sys.executable).parent / name
+        if executable.exists():
+            return str(executable)
+    return "dbt"
+
+
 def dbt_resource() -> DbtCliResource:
-    # The dbt of this interpreter's environment, whether or not the venv is on PATH.
-    executable = Path(sys.executable).parent / "dbt"
     return DbtCliResource(
         project_dir=LEDGER_DBT_PROJECT,
         profiles_dir=str(DBT_PROJECT_DIR),
-        dbt_executable=str(executable) if executable.exists() else "dbt",
+        dbt_executable=dbt_executable(),
     )
 
 
