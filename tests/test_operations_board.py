@@ -85,5 +85,5 @@ def test_the_shadow_section_says_switch_dont_and_not_enough_turns(
         ("2026-W45", "bright-bank", "outbound", "eou-v2", "not enough turns yet", 57, 0.0, 0.08),
     ]
     text = " ".join(m.value for m in at.markdown)
-    assert "95% confidence interval by the normal approximation" in text
+    assert "the **exact sign test** (for false interruptions, McNemar's exact test)" in text
     assert "fewer than 200 compared turns" in text

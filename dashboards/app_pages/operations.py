@@ -27,14 +27,16 @@ if shadow.empty:
 else:
     min_turns = int(shadow["min_turns"].max())
     st.markdown(
-        "**How the verdict is reached.** On the turns that have both a production endpointing "
-        "segment and the candidate's decision, each turn gives two paired differences, candidate "
-        "minus production: its endpointing (ms) and its false interruption (1, 0 or -1). For each, "
-        "the mean difference gets a **95% confidence interval by the normal approximation** "
-        "(mean ± 1.96 × standard deviation / √turns); a measure is better or worse when its "
-        "interval excludes 0. **switch**: better on one, worse on neither; **don't**: worse on "
-        f"either, or better on neither; **not enough turns yet**: fewer than {min_turns} "
-        "compared turns."
+        "**How the verdict is reached: exact tests.** On the turns that have both a production "
+        "endpointing segment and the candidate's decision, each turn says whether the candidate "
+        "would have ended the user's turn sooner or later, and whether it would have avoided or "
+        "added a false interruption. For each measure, the **exact sign test** (for false "
+        "interruptions, McNemar's exact test): the two-sided binomial p-value of that many turns "
+        "better against worse if the candidate were as often better as worse; below 0.05 the "
+        "candidate is better or worse on it. **switch**: better on one, worse on neither; "
+        "**don't**: worse on either, or better on neither; **not enough turns yet**: fewer than "
+        f"{min_turns} compared turns. The interval shown is the distribution-free 95% "
+        "confidence interval of the median endpointing change (order statistics)."
     )
     show_table(
         shadow,
@@ -51,14 +53,17 @@ else:
             Col("candidate_endpointing_p95_ms", "Endpointing P95, candidate", "ms"),
             Col("production_first_audio_p95_ms", "First audio P95, production", "ms"),
             Col("candidate_first_audio_p95_ms", "First audio P95, candidate", "ms"),
-            Col("endpointing_delta_mean_ms", "Endpointing change, mean", "ms"),
+            Col("endpointing_faster_turns", "Turns ended sooner", "int"),
+            Col("endpointing_slower_turns", "Turns ended later", "int"),
+            Col("endpointing_p_value", "Endpointing p-value", "number"),
+            Col("endpointing_delta_median_ms", "Endpointing change, median", "ms"),
             Col("endpointing_delta_ci_low_ms", "95% interval from", "ms"),
             Col("endpointing_delta_ci_high_ms", "95% interval to", "ms"),
             Col("production_false_interruption_rate", "False interruptions, production", "share"),
             Col("candidate_false_interruption_rate", "False interruptions, candidate", "share"),
-            Col("false_interruption_delta_mean", "False interruptions per turn, change", "number"),
-            Col("false_interruption_delta_ci_low", "95% interval from", "number"),
-            Col("false_interruption_delta_ci_high", "95% interval to", "number"),
+            Col("false_interruptions_avoided", "False interruptions avoided", "int"),
+            Col("false_interruptions_added", "False interruptions added", "int"),
+            Col("false_interruption_p_value", "False interruption p-value", "number"),
             Col("waste_avoided_cost", "Waste avoided", "money"),
             Col("waste_added_cost", "Waste added", "money"),
             Col("waste_net_cost", "Net waste (+ costs money)", "money"),

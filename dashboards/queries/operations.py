@@ -56,9 +56,9 @@ def shadow_weekly(version: str, filters: Filters) -> pd.DataFrame:
             production_endpointing_p95_ms, candidate_endpointing_p95_ms,
             production_first_audio_p95_ms, candidate_first_audio_p95_ms,
             production_false_interruption_rate, candidate_false_interruption_rate,
-            endpointing_delta_mean_ms, endpointing_delta_ci_low_ms, endpointing_delta_ci_high_ms,
-            false_interruption_delta_mean, false_interruption_delta_ci_low,
-            false_interruption_delta_ci_high,
+            endpointing_faster_turns, endpointing_slower_turns, endpointing_p_value,
+            endpointing_delta_median_ms, endpointing_delta_ci_low_ms, endpointing_delta_ci_high_ms,
+            false_interruptions_avoided, false_interruptions_added, false_interruption_p_value,
             waste_avoided_cost, waste_added_cost, waste_net_cost
         from marts.{SHADOW_MART}
         where {where}

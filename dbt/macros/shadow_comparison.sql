@@ -2,20 +2,24 @@
     SPEC 11: the shadow comparison of one grain ('day' or 'week'), per tenant, scenario and
     candidate, read from int_shadow_turns_compared. The daily and weekly marts are this macro.
 
-    Verdict. Each compared turn gives two paired differences, candidate minus production: its
-    endpointing (in microseconds) and its false interruption (1, 0 or -1). For each, the mean
-    difference has a 95% confidence interval by the normal approximation (mean +/- 1.96 x the
-    sample standard deviation / sqrt(n)). A difference is significant when the interval excludes
-    0, i.e. when mean^2 > 1.96^2 x var / n; that test is done exactly on integer sums
-    (10000 x S1^2 x (n - 1) > 38416 x (n x S2 - S1^2), S1 = sum of differences, S2 = sum of
-    squares), so a verdict never flips on a float's last bit. The interval itself is shown as DOUBLE.
+    Verdict: exact tests, no approximation. Each compared turn gives two paired comparisons,
+    candidate against production: its endpointing (faster, slower or the same) and its false
+    interruption (avoided, added or the same). For each, the exact two-sided sign test (for the
+    false interruptions this is McNemar's exact test): with b turns better and w worse (ties
+    dropped), p = min(1, 2 x P(X <= min(b, w))), X ~ Binomial(b + w, 1/2). A measure is `better`
+    or `worse` when p < 0.05 (a binomial tail is a multiple of 1/2^n, never exactly 0.05).
       - `insufficient`: fewer compared turns than `shadow_min_turns` (default 200);
       - `keep`: the candidate is significantly worse on either measure, or better on neither;
       - `switch`: significantly better on at least one and significantly worse on neither.
+    The interval behind the endpointing verdict: the distribution-free 95% confidence interval of
+    the median endpointing change, [d(k), d(n+1-k)] of the n sorted changes, k the largest rank
+    with P(X <= k - 1) <= 0.025, X ~ Binomial(n, 1/2) (coverage >= 95%; none below 6 turns).
+    Binomial probabilities are sums of exp(lgamma) terms in DOUBLE, rounded to 6 places when shown.
 -#}
 {% macro shadow_comparison(grain) -%}
 {%- set calendar = ['business_date'] if grain == 'day' else ['iso_week', 'week_start_date'] -%}
 {%- set min_turns = var('shadow_min_turns', 200) | int -%}
+{%- set keys = ['tenant_id', 'scenario', 'candidate', 'kind'] + calendar -%}
 with
 
 turns as (
@@ -54,24 +58,87 @@ aggregated as (
         {{ money('coalesce(sum(waste_avoided_cost), 0)') }} as waste_avoided_cost,
         {{ money('coalesce(sum(waste_added_cost), 0)') }} as waste_added_cost,
         count(*) filter (where has_unpriced_waste) as unpriced_waste_turns,
-        cast(sum(endpointing_delta_us) as hugeint) as endpointing_delta_sum_us,
-        cast(sum(cast(endpointing_delta_us as hugeint) * endpointing_delta_us) as hugeint)
-            as endpointing_delta_sum_sq_us,
-        cast(sum(false_interruption_delta) as hugeint) as false_interruption_delta_sum,
-        cast(sum(false_interruption_delta * false_interruption_delta) as hugeint)
-            as false_interruption_delta_sum_sq,
+        count(*) filter (where endpointing_delta_us < 0) as endpointing_faster_turns,
+        count(*) filter (where endpointing_delta_us > 0) as endpointing_slower_turns,
+        round(avg(endpointing_delta_us) / 1000, 6) as endpointing_delta_mean_ms,
+        round(quantile_cont(endpointing_delta_us, 0.5) / 1000, 6) as endpointing_delta_median_ms,
+        count(*) filter (where false_interruption_delta < 0) as false_interruptions_avoided,
+        count(*) filter (where false_interruption_delta > 0) as false_interruptions_added,
     from turns
+    group by all
+),
+
+-- The median interval's rank k: the cumulative Binomial(n, 1/2) up to j = k - 1 <= 0.025.
+binomial as (
+    select
+        {{ keys | join(', ') }},
+        j,
+        sum({{ binomial_pmf('compared_turns', 'j') }}) over (
+            partition by {{ keys | join(', ') }} order by j
+        ) as cdf,
+    from (
+        select *, unnest(range(0, compared_turns // 2 + 1)) as j
+        from aggregated
+    )
+),
+
+interval_ranks as (
+    select
+        {{ keys | join(', ') }},
+        max(j) + 1 as k,
+    from binomial
+    where cdf <= 0.025
+    group by all
+),
+
+ranked_deltas as (
+    select
+        {{ keys | join(', ') }},
+        endpointing_delta_us,
+        row_number() over (
+            partition by {{ keys | join(', ') }} order by endpointing_delta_us
+        ) as delta_rank,
+    from turns
+),
+
+median_intervals as (
+    select
+        {%- for key in keys %}
+        aggregated.{{ key }},
+        {%- endfor %}
+        round(min(ranked_deltas.endpointing_delta_us) / 1000, 6) as endpointing_delta_ci_low_ms,
+        round(max(ranked_deltas.endpointing_delta_us) / 1000, 6) as endpointing_delta_ci_high_ms,
+    from aggregated
+    join interval_ranks
+        using ({{ keys | join(', ') }})
+    join ranked_deltas
+        using ({{ keys | join(', ') }})
+    where ranked_deltas.delta_rank in (interval_ranks.k, aggregated.compared_turns + 1 - interval_ranks.k)
     group by all
 ),
 
 tested as (
     select
-        *,
-        {{ shadow_significance('endpointing_delta_sum_us', 'endpointing_delta_sum_sq_us') }}
-            as endpointing_significance,
-        {{ shadow_significance('false_interruption_delta_sum', 'false_interruption_delta_sum_sq') }}
-            as false_interruption_significance,
+        aggregated.*,
+        median_intervals.endpointing_delta_ci_low_ms,
+        median_intervals.endpointing_delta_ci_high_ms,
+        {{ sign_test_p('endpointing_faster_turns', 'endpointing_slower_turns') }}
+            as endpointing_p_value,
+        {{ sign_test_p('false_interruptions_avoided', 'false_interruptions_added') }}
+            as false_interruption_p_value,
     from aggregated
+    left join median_intervals
+        using ({{ keys | join(', ') }})
+),
+
+significant as (
+    select
+        *,
+        {{ shadow_significance('endpointing_p_value', 'endpointing_faster_turns',
+            'endpointing_slower_turns') }} as endpointing_significance,
+        {{ shadow_significance('false_interruption_p_value', 'false_interruptions_avoided',
+            'false_interruptions_added') }} as false_interruption_significance,
+    from tested
 ),
 
 final as (
@@ -104,13 +171,16 @@ final as (
         waste_added_cost,
         {{ money('waste_added_cost - waste_avoided_cost') }} as waste_net_cost,
         unpriced_waste_turns,
-        endpointing_delta_sum_us,
-        endpointing_delta_sum_sq_us,
-        {{ shadow_interval('endpointing_delta_sum_us', 'endpointing_delta_sum_sq_us', 0.001) }},
-        false_interruption_delta_sum,
-        false_interruption_delta_sum_sq,
-        {{ shadow_interval('false_interruption_delta_sum', 'false_interruption_delta_sum_sq', 1,
-            'false_interruption_delta') }},
+        endpointing_faster_turns,
+        endpointing_slower_turns,
+        endpointing_delta_mean_ms,
+        endpointing_delta_median_ms,
+        endpointing_delta_ci_low_ms,
+        endpointing_delta_ci_high_ms,
+        round(endpointing_p_value, 6) as endpointing_p_value,
+        false_interruptions_avoided,
+        false_interruptions_added,
+        round(false_interruption_p_value, 6) as false_interruption_p_value,
         endpointing_significance,
         false_interruption_significance,
         {{ min_turns }} as min_turns,
@@ -122,35 +192,33 @@ final as (
                 then 'switch'
             else 'keep'
         end as verdict,
-    from tested
+    from significant
 )
 
 select * from final
 {%- endmacro %}
 
-{#- 'better' (interval below 0), 'worse' (above 0) or 'unclear', exact on HUGEINT sums. -#}
-{% macro shadow_significance(sum, sum_sq, n='compared_turns') -%}
-    case
-        when {{ n }} < 2 or {{ sum }} = 0 then 'unclear'
-        when 10000 * {{ sum }} * {{ sum }} * ({{ n }} - 1)
-            > 38416 * ({{ n }} * {{ sum_sq }} - {{ sum }} * {{ sum }})
-            then case when {{ sum }} < 0 then 'better' else 'worse' end
-        else 'unclear'
-    end
+{#- P(X = j), X ~ Binomial(n, 1/2). -#}
+{% macro binomial_pmf(n, j) -%}
+    exp(lgamma({{ n }} + 1) - lgamma({{ j }} + 1) - lgamma({{ n }} - {{ j }} + 1) - {{ n }} * ln(2))
 {%- endmacro %}
 
-{#-
-    Mean and 95% normal-approximation interval of a paired difference, scaled by `unit`
-    (microseconds to ms: 0.001). DOUBLE, rounded to 6 places: a statistic, not money.
--#}
-{% macro shadow_interval(sum, sum_sq, unit, name='endpointing_delta') -%}
-    {%- set suffix = '_ms' if name == 'endpointing_delta' else '' -%}
-    {%- set mean = 'cast(' ~ sum ~ ' as double) / compared_turns' -%}
-    {%- set half = '1.96 * sqrt(cast(compared_turns * ' ~ sum_sq ~ ' - ' ~ sum ~ ' * ' ~ sum
-        ~ ' as double) / (compared_turns - 1)) / compared_turns' -%}
-    round({{ mean }} * {{ unit }}, 6) as {{ name }}_mean{{ suffix }},
-        case when compared_turns >= 2 then round(({{ mean }} - {{ half }}) * {{ unit }}, 6) end
-            as {{ name }}_ci_low{{ suffix }},
-        case when compared_turns >= 2 then round(({{ mean }} + {{ half }}) * {{ unit }}, 6) end
-            as {{ name }}_ci_high{{ suffix }}
+{#- The exact two-sided sign test of `better` against `worse` turns (ties dropped). -#}
+{% macro sign_test_p(better, worse) -%}
+    least(
+        1.0,
+        2 * list_sum(list_transform(
+            range(0, least({{ better }}, {{ worse }}) + 1),
+            lambda i: {{ binomial_pmf('(' ~ better ~ ' + ' ~ worse ~ ')', 'i') }}
+        ))
+    )
+{%- endmacro %}
+
+{#- 'better' or 'worse' when the sign test rejects "as often better as worse" at 5%. -#}
+{% macro shadow_significance(p_value, better, worse) -%}
+    case
+        when {{ p_value }} < 0.05 and {{ better }} > {{ worse }} then 'better'
+        when {{ p_value }} < 0.05 and {{ worse }} > {{ better }} then 'worse'
+        else 'unclear'
+    end
 {%- endmacro %}

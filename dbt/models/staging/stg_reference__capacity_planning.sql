@@ -1,7 +1,7 @@
 with
 
 planning_settings as (
-    select * from {{ source('planning', 'planning_settings') }}
+    select * from {{ source('reference', 'planning_settings') }}
 ),
 
 final as (
