@@ -116,7 +116,7 @@ def screenshot(page, url: str, name: str, out_dir: Path) -> None:
 
 
 def take_readme_screenshots(home: Path, out_dir: Path) -> None:
-    """The README's screenshots of a built home, at the 1440-wide viewport the issue used:
+    """The README's screenshots of a built home, 1440 wide as the issue's browser (taller, to show more):
     `.venv/bin/python tests/test_boards_browser.py HOME docs/`."""
     from playwright.sync_api import sync_playwright
 
@@ -126,7 +126,7 @@ def take_readme_screenshots(home: Path, out_dir: Path) -> None:
             executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
         )
         try:
-            page = browser.new_page(viewport={"width": 1440, "height": 1000})
+            page = browser.new_page(viewport={"width": 1440, "height": 1500})
             page.set_default_timeout(TIMEOUT_MS)
             for name in SCREENSHOTS:
                 screenshot(page, url, name, out_dir)
