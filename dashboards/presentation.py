@@ -103,8 +103,8 @@ def _convert(series: pd.Series, kind: Kind) -> pd.Series:
         # A flag with no value is blank, not "None" and not False.
         return series.map(lambda v: None if _missing(v) else bool(v)).astype("boolean")
     if kind == "text" and all(isinstance(v, str) for v in series if not _missing(v)):
-        # A text column with gaps shows them empty rather than as "None".
-        return series.astype("string")
+        # A text column with gaps shows them blank (the grid would print "None").
+        return series.astype("string").fillna("")
     return series
 
 

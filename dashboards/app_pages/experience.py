@@ -234,7 +234,12 @@ with left:
             Col("kind_name", "Kind"),
             Col("degradations", "Events", "int"),
             Col("degraded_sessions", "Sessions", "int"),
-            Col("degradation_rate", "Share of sessions", "share"),
+            Col(
+                "degradation_rate",
+                "Share of sessions",
+                "share",
+                help="Sessions with this degradation ÷ sessions.",
+            ),
         ],
         currency,
         key="experience_degradations",

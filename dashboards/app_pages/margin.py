@@ -172,7 +172,7 @@ else:
     periods["period"] = periods["period_start"].map(str)
 periods["sessions_link"] = [
     sessions_link(
-        start,
+        max(start, filters.date_from),
         min(start + timedelta(days=6), filters.date_to) if grain == "week" else start,
         tenants=(tenant,),
         scenarios=filters.scenarios,

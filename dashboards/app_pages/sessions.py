@@ -133,7 +133,7 @@ if found.empty and not opened:
 
 first = (page - 1) * queries.PAGE_SIZE + 1
 st.caption(
-    f"{total:,} sessions"
+    f"{total:,} session{'' if total == 1 else 's'}"
     + (f" whose id contains “{text}”" if text else "")
     + (f" with {', '.join(TRIAGE_LABELS[f].lower() for f in flags)}" if flags else "")
     + f" · {SORT_LABELS[sort].lower()} · page {page} of {pages} "

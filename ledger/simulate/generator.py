@@ -571,13 +571,18 @@ def _draw_segments(
     total = len(owner)
     tight = np.isin(s.scenario[owner], [SCENARIOS.index(name) for name in TIGHT_SCENARIOS])
     budget = np.where(tight[:, None], np.array(TIGHT_BUDGET_MS), np.array(RELAXED_BUDGET_MS))
-    typical = np.array([0.8, 0.75, 0.8, 0.75, 0.7])
-    spread = np.array([0.25, 0.3, 0.35, 0.3, 0.3])
+    # A healthy segment meets its budget at P95 on most tenant-days (median ~0.6 of the budget,
+    # P95 ~0.85-0.9); the breaches come from the queueing tail, the LLM's load spikes and the
+    # degradations below, so they stand out instead of every line being over every day.
+    typical = np.array([0.62, 0.58, 0.58, 0.58, 0.58])
+    spread = np.array([0.2, 0.22, 0.24, 0.22, 0.22])
     segment_ms = budget * typical * np.exp(rng.normal(0.0, 1.0, (total, 5)) * spread)
     tail = rng.random((total, 5)) < 0.025  # P95 is one segment queueing now and then
     segment_ms = np.where(tail, segment_ms * (1.0 + 1.5 * rng.pareto(2.0, (total, 5))), segment_ms)
     llm_column = SEGMENTS.index("llm_ttft")
-    spike = rng.random(total) < 0.005 + 0.08 * s.load[owner] ** 3
+    # Queueing at the busiest hours: frequent enough to breach the LLM budget on busy days, not
+    # on every day (0.08 put the LLM's P95 over budget on most tenant-days).
+    spike = rng.random(total) < 0.005 + 0.03 * s.load[owner] ** 3
     segment_ms[:, llm_column] += np.where(spike, rng.exponential(600.0, total), 0.0)
     degraded_here = after_degradation & (turn == s.degradation_turn[owner])
     filler_turn = degraded_here & (degradation == FILLER)
