@@ -253,8 +253,7 @@ def _commit_rows(
     con.execute("set python_scan_all_frames = true")
 
     def run(sql: str, params: dict | None = None) -> list[tuple]:
-        # `staged`, `group_files` (here) and `accepted` (below) are in the frames the replacement
-        # scan searches
+        # `staged` and `group_files` are in this frame's scope for the replacement scan
         assert staged is not None and group_files is not None
         return con.execute(sql, params).fetchall()
 
@@ -262,28 +261,20 @@ def _commit_rows(
         con.execute(_FATES_SQL)
         staged_columns = ", ".join(f"s.{c}" for c in CONTRACT_COLUMNS)
         # `fates` holds only the valid lines that are not accepted (few), so every other valid line
-        # goes in without a join against the whole group. The accepted rows are taken out once
-        # (as Arrow, outside the transaction's memory) and written a date at a time from there.
+        # goes in without a join against the whole group.
+        # A subquery, not a table: a table created (even dropped) inside the transaction keeps its
+        # rows in memory until the commit, which a large file's pieces must not.
         stamp = naive_now.isoformat(sep=" ")
-        accepted = con.sql(
-            f"""
+        accepted = f"""(
             select {staged_columns}, s.payload_hash, {KEY_HASH} as key_hash,
                    s.file_id, s.line_number, timestamp '{stamp}' as ingested_at
             from staged s
             where s.quarantine_reason is null
               and s.seq not in (select seq from fates)
-            order by s.seq
-            """
-        ).to_arrow_table()
+        )"""
         written += land_events(
-            con,
-            "accepted",
-            file_id=None,
-            file_id_from_rows=True,
-            committed_at=naive_now,
-            run=run,
+            con, accepted, file_id=None, file_id_from_rows=True, committed_at=naive_now, run=run
         )
-        del accepted  # written: its memory goes before the quarantine's
         con.execute(
             """
             insert into raw.quarantine
