@@ -339,9 +339,15 @@ def main() -> None:
         action="store_true",
         help="only the publish and board render timings, on the bench home an earlier run built",
     )
+    parser.add_argument(
+        "--home",
+        type=Path,
+        default=BENCH_DIR / "home",
+        help="with --boards-only: the built home to time (default: the bench home)",
+    )
     args = parser.parse_args()
     if args.boards_only:
-        settings = Settings.from_env({"LEDGER_HOME": str(BENCH_DIR / "home")})
+        settings = Settings.from_env({"LEDGER_HOME": str(args.home)})
         if not settings.published_path.exists():
             raise SystemExit("no bench home built yet: run `python -m ledger.bench` first")
         figures = {**publish_times(settings), **board_render_times(settings)}
