@@ -145,6 +145,17 @@ def remove_leftovers(settings: Settings) -> list[Path]:
     return removed
 
 
+def remove_publish_leftovers(settings: Settings) -> list[Path]:
+    """What a killed publish left behind, removed at the start of a build (waits for a publish
+    in progress). Parts no file names are left to the next publish: only it knows which parts
+    the previous generation, still open in a reader perhaps, refers to."""
+    folder = settings.published_path.parent
+    if not folder.exists():
+        return []
+    with _publish_lock(folder):
+        return remove_leftovers(settings)
+
+
 def published_parts(path: Path) -> list[Part]:
     """The parts a published file refers to (none for a file published before parts existed)."""
     if not path.exists():

@@ -12,7 +12,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from ledger.publish import PARTS_DIR, publish, published_parts
+from ledger.publish import PARTS_DIR, publish, published_parts, remove_publish_leftovers
 from ledger.published import open_published
 from ledger.settings import Settings
 from ledger.warehouse import connect, copy_warehouse
@@ -185,8 +185,9 @@ publish_module.publish(settings, whole_below=0)
 """
 
 
+@pytest.mark.parametrize("cleaned_by", ["the next publish", "the next build's start"])
 def test_a_publish_killed_half_way_leaves_the_old_copy_and_its_leftovers_are_cleaned(
-    home: Settings,
+    home: Settings, cleaned_by: str
 ):
     publish(home, whole_below=0)
     published_before = home.published_path.read_bytes()
@@ -208,8 +209,21 @@ def test_a_publish_killed_half_way_leaves_the_old_copy_and_its_leftovers_are_cle
     moved = left - temporary - staging  # the one part already in place, named by no file
     assert len(moved) == 1
 
-    result = publish(home, whole_below=0)
-    assert result.leftovers_removed == len(temporary) + 1  # and the staging folder
+    if cleaned_by == "the next build's start":
+        # `run_build` calls it before the job; parts are left to the publish (it alone knows
+        # the previous generation's).
+        removed = remove_publish_leftovers(home)
+        folder = home.published_path.parent
+        staging_folders = {str(Path(*Path(f).parts[:2])) for f in staging}
+        assert {str(p.relative_to(folder)) for p in removed} == temporary | staging_folders
+        assert (
+            _files_on_disk(home) - {"boards.duckdb", ".publish.lock"} - _referenced(home) == moved
+        )
+        result = publish(home, whole_below=0)
+        assert result.leftovers_removed == 0
+    else:
+        result = publish(home, whole_below=0)
+        assert result.leftovers_removed == len(temporary) + 1  # and the staging folder
     # What stays: the new file, its parts and the previous generation's (a reader may hold it).
     assert (
         _files_on_disk(home)
