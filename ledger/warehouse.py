@@ -339,6 +339,9 @@ def remove_orphan_event_files(con: duckdb.DuckDBPyConnection) -> list[Path]:
         if path.is_file() and str(path.relative_to(root.parent)) not in listed:
             path.unlink()
             removed.append(path)
+    # The staging folders of killed writes (`land_events`), now empty.
+    for folder in sorted(root.glob(".*.tmp"), reverse=True):
+        shutil.rmtree(folder, ignore_errors=True)
     return removed
 
 
