@@ -12,7 +12,8 @@ Publishing costs what changed, not the size of the marts:
   the table's column names and types); a part whose summary equals the one the current published
   file records is reused as it is, only the others are written again;
 - the published file itself (`boards.duckdb`) holds the views `marts.<table>` over the current
-  parts, the `publication` row and the list of parts (`publication_parts`). It is built under a
+  parts and the `publication` row; each view's comment lists its parts with their summaries
+  (JSON), so the file names nothing but the marts and the publication. It is built under a
   temporary name and renamed over the old one: a rename is atomic, so a reader sees the old
   generation or the new one, never a half-built state.
 Parts are removed only when neither the new file nor the one it replaced refers to them, so a
@@ -24,6 +25,7 @@ start of the next one, under a lock that keeps two publishes apart.
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import shutil
 from collections.abc import Iterator
@@ -163,20 +165,40 @@ def published_parts(path: Path) -> list[Part]:
     try:
         with duckdb.connect() as con:
             con.execute(f"attach {literal(str(path))} as previous (read_only)")
-            found = con.execute(
-                "select count(*) from duckdb_tables() where database_name = 'previous' "
-                "and schema_name = 'main' and table_name = 'publication_parts'"
-            ).fetchone()
-            if not found or not found[0]:
-                return []
-            rows = con.execute(
-                "select table_name, part, rows, checksum, columns, files "
-                "from previous.main.publication_parts"
+            comments = con.execute(
+                "select view_name, comment from duckdb_views() where database_name = 'previous' "
+                "and schema_name = ? order by view_name",
+                [PUBLISHED_SCHEMA],
             ).fetchall()
     except duckdb.Error:
         # A damaged or foreign file: nothing to reuse; it is replaced all the same.
         return []
-    return [Part(t, p, r, c, cols, tuple(files)) for t, p, r, c, cols, files in rows]
+    found = []
+    for table, comment in comments:
+        try:
+            listed = json.loads(comment or "")
+            found += [
+                Part(
+                    table, p["part"], p["rows"], p["checksum"], listed["columns"], tuple(p["files"])
+                )
+                for p in listed["parts"]
+            ]
+        except (ValueError, KeyError, TypeError):
+            continue  # not a parts list: a table published before parts existed
+    return found
+
+
+def _parts_comment(columns: str, parts: list[Part]) -> str:
+    """The comment on a published view: its table's columns and parts (`published_parts`)."""
+    return json.dumps(
+        {
+            "columns": columns,
+            "parts": [
+                {"part": p.part, "rows": p.rows, "checksum": p.checksum, "files": list(p.files)}
+                for p in parts
+            ],
+        }
+    )
 
 
 def _summaries(
@@ -321,11 +343,13 @@ def _publish(settings: Settings, whole_below: int, leftovers: int) -> PublishRes
                     current.append(
                         keep.get(part) or Part(table, part, rows, checksum, schema, files[part])
                     )
-                table_files = [f for p in current if p.table_name == table for f in p.files]
+                mine = [p for p in current if p.table_name == table]
+                view = f"published.{PUBLISHED_SCHEMA}.{_quote(table)}"
                 con.execute(
-                    f"create view published.{PUBLISHED_SCHEMA}.{_quote(table)} as "
-                    + _view_sql(con, table, columns, table_files)
+                    f"create view {view} as "
+                    + _view_sql(con, table, columns, [f for p in mine for f in p.files])
                 )
+                con.execute(f"comment on view {view} is {literal(_parts_comment(schema, mine))}")
             newest = con.execute(
                 "select max(occurred_at), count(*) from warehouse.raw.events"
             ).fetchone()
@@ -340,17 +364,6 @@ def _publish(settings: Settings, whole_below: int, leftovers: int) -> PublishRes
                     newest[1],
                     settings.reporting_currency,
                     settings.timezone,
-                ],
-            )
-            con.execute(
-                "create table published.main.publication_parts (table_name varchar, "
-                "part varchar, rows bigint, checksum varchar, columns varchar, files varchar[])"
-            )
-            con.executemany(
-                "insert into published.main.publication_parts values (?, ?, ?, ?, ?, ?)",
-                [
-                    [p.table_name, p.part, p.rows, p.checksum, p.columns, list(p.files)]
-                    for p in current
                 ],
             )
         finally:
