@@ -54,5 +54,10 @@ def run_dbt(settings: Settings, args: Sequence[str]) -> None:
 
 def run_build(settings: Settings | None = None) -> BuildOutcome:
     """Materialise ingest, reference data, every dbt model and test, and the published copy of
-    the installation `settings` describe (default: the `LEDGER_*` environment)."""
-    return build_function()(settings or Settings.from_env())
+    the installation `settings` describe (default: the `LEDGER_*` environment). What a killed
+    publish left behind is removed first."""
+    from ledger.publish import remove_publish_leftovers
+
+    settings = settings or Settings.from_env()
+    remove_publish_leftovers(settings)
+    return build_function()(settings)
