@@ -419,8 +419,10 @@ class ListSink:
     def __post_init__(self) -> None:
         self.payloads: list[dict] = []
 
-    def send(self, payload: dict) -> None:
+    def send(self, payload: dict, key: str) -> int:
+        """One try, which lands; `key` is the notification's idempotency key."""
         self.payloads.append(payload)
+        return 1
 
 
 def test_a_missed_price_rise_is_alerted_once_with_its_size_and_the_provider_and_model(
