@@ -29,7 +29,7 @@ class PipelineNotInstalledError(RuntimeError):
     """No build function is registered under the entry point group."""
 
 
-def build_function() -> Callable[[Settings], BuildOutcome]:
+def build_function() -> Callable[..., BuildOutcome]:
     found = [ep for ep in entry_points(group=PIPELINE_GROUP) if ep.name == BUILD_ENTRY_POINT]
     if not found:
         raise PipelineNotInstalledError(
@@ -39,7 +39,9 @@ def build_function() -> Callable[[Settings], BuildOutcome]:
     return found[0].load()
 
 
-def run_build(settings: Settings | None = None) -> BuildOutcome:
+def run_build(settings: Settings | None = None, *, full_refresh: bool = False) -> BuildOutcome:
     """Materialise ingest, reference data, every dbt model and test, and the published copy of
-    the installation `settings` describe (default: the `LEDGER_*` environment)."""
-    return build_function()(settings or Settings.from_env())
+    the installation `settings` describe (default: the `LEDGER_*` environment).
+
+    Incremental unless `full_refresh` (see `ledger.refresh`)."""
+    return build_function()(settings or Settings.from_env(), full_refresh=full_refresh)

@@ -1,3 +1,4 @@
+{{ config(materialized='incremental', unique_key='session_id') }}
 {%- set kinds = [
     {'name': 'output', 'meters': ['llm.output_tokens', 'realtime.output_audio_tokens'],
      'wasted': 'wasted_output_tokens'},
@@ -11,7 +12,7 @@ interruptions as (
 ),
 
 usage_lines as (
-    select * from {{ ref('int_usage_lines_priced') }}
+    select * from {{ ref('int_usage_lines_priced') }} {{ refresh_filter('session_id') }}
 ),
 
 {% for kind in kinds %}

@@ -1,3 +1,4 @@
+{{ config(materialized='incremental', unique_key='business_date') }}
 {#-
     The daily board: margin (from the finance mart, unchanged, so the two never disagree) and
     experience (rates, latency, capacity) on one row per tenant and business date (SPEC 6): the
@@ -6,19 +7,19 @@
 with
 
 margin as (
-    select * from {{ ref('fct_tenant_daily_margin') }}
+    select * from {{ ref('fct_tenant_daily_margin') }} {{ refresh_filter('business_date', 'week') }}
 ),
 
 tenant_experience as (
-    select * from {{ ref('int_tenant_experience_aggregated') }}
+    select * from {{ ref('int_tenant_experience_aggregated') }} {{ refresh_filter('coalesce(business_date, week_start_date)', 'week') }}
 ),
 
 latency_budget as (
-    select * from {{ ref('fct_latency_budget_tenant_daily') }}
+    select * from {{ ref('fct_latency_budget_tenant_daily') }} {{ refresh_filter('business_date', 'week') }}
 ),
 
 capacity as (
-    select * from {{ ref('fct_capacity_tenant_hourly') }}
+    select * from {{ ref('fct_capacity_tenant_hourly') }} {{ refresh_filter('business_date', 'week') }}
 ),
 
 experience as (

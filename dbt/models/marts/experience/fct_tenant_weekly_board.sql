@@ -1,3 +1,4 @@
+{{ config(materialized='incremental', unique_key='week_start_date') }}
 {#-
     The weekly board: margin (from the finance mart, unchanged, so the two never disagree) and
     experience (rates, latency, capacity) on one row per tenant and ISO week (SPEC 6): the
@@ -6,19 +7,19 @@
 with
 
 margin as (
-    select * from {{ ref('fct_tenant_weekly_margin') }}
+    select * from {{ ref('fct_tenant_weekly_margin') }} {{ refresh_filter('week_start_date', 'week') }}
 ),
 
 tenant_experience as (
-    select * from {{ ref('int_tenant_experience_aggregated') }}
+    select * from {{ ref('int_tenant_experience_aggregated') }} {{ refresh_filter('coalesce(business_date, week_start_date)', 'week') }}
 ),
 
 latency_budget as (
-    select * from {{ ref('fct_latency_budget_weekly') }}
+    select * from {{ ref('fct_latency_budget_weekly') }} {{ refresh_filter('week_start_date', 'week') }}
 ),
 
 capacity as (
-    select * from {{ ref('fct_capacity_tenant_hourly') }}
+    select * from {{ ref('fct_capacity_tenant_hourly') }} {{ refresh_filter('business_date', 'week') }}
 ),
 
 experience as (
