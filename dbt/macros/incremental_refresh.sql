@@ -121,3 +121,33 @@
         {%- endif -%}
     {%- endif -%}
 {%- endmacro %}
+
+{#- dbt's hook for a test's `where` config, extended: on an incremental run a data test on an
+    incremental model checks only the rows of the refreshed sessions or weeks, and a test on
+    raw.events only the refreshed sessions' events; a full refresh checks everything. -#}
+{% macro get_where_subquery(relation) -%}
+    {%- set where = config.get('where') -%}
+    {#- a namespace: a plain `set` inside the loop would not be seen after it -#}
+    {%- set found = namespace(relation=relation, condition=none) -%}
+    {%- if is_refresh_run() and execute -%}
+        {%- if relation.schema == 'raw' and relation.identifier == 'events' -%}
+            {%- set found.relation = 'ops.refresh_events' -%}
+        {%- else -%}
+            {%- for node in graph.nodes.values() -%}
+                {%- if node.resource_type == 'model' and node.schema == relation.schema
+                    and node.alias == relation.identifier
+                    and node.config.materialized == 'incremental' -%}
+                    {%- set key = node.config.unique_key -%}
+                    {%- set found.condition = refresh_condition(
+                        key, 'session' if key.endswith('session_id') else 'week') -%}
+                {%- endif -%}
+            {%- endfor -%}
+        {%- endif -%}
+    {%- endif -%}
+    {%- if where or found.condition -%}
+        (select * from {{ found.relation }}
+         where ({{ where or 'true' }}) and ({{ found.condition or 'true' }})) dbt_subquery
+    {%- else -%}
+        {{ found.relation }}
+    {%- endif -%}
+{%- endmacro %}

@@ -16,15 +16,15 @@
 with
 
 session_ledger as (
-    select * from {{ ref('fct_session_ledger') }}
+    select * from {{ ref('fct_session_ledger') }} {{ refresh_filter('business_date', 'week') }}
 ),
 
 daily_board as (
-    select * from {{ ref('fct_tenant_daily_board') }}
+    select * from {{ ref('fct_tenant_daily_board') }} {{ refresh_filter('business_date', 'week') }}
 ),
 
 weekly_board as (
-    select * from {{ ref('fct_tenant_weekly_board') }}
+    select * from {{ ref('fct_tenant_weekly_board') }} {{ refresh_filter('week_start_date', 'week') }}
 ),
 
 {%- for board, period in periods.items() %}
