@@ -84,12 +84,6 @@
     {%- endif -%}
 {%- endmacro %}
 
-{#- Data tests on an incremental run check only the rows this run wrote (`where` config);
-    a full refresh checks everything. -#}
-{% macro refresh_test_where(column, key='session') -%}
-    {{- refresh_condition(column, key) -}}
-{%- endmacro %}
-
 {#- The custom incremental strategy `refresh`: delete every row of the refreshed keys (also keys
     that produce no row any more, so a session or week that moved leaves nothing behind), then
     insert what this run computed. -#}
