@@ -8,6 +8,7 @@
 | `LEDGER_TIMEZONE`           | `Asia/Shanghai`                 | business dates and ISO weeks             |
 | `LEDGER_WEBHOOK_URL`        | unset                           | Slack-compatible alert webhook           |
 | `LEDGER_QUARANTINE_RETENTION_DAYS` | `30`                     | days a quarantined line keeps its raw text |
+| `LEDGER_ACCESS_FILE`        | `$LEDGER_HOME/access.yaml`      | who may read the boards (ledger/access.py) |
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ class Settings(BaseModel):
     # Quarantined lines can hold free text (a transcript, a card number): their raw text is kept
     # this many days after quarantine, then set NULL (reason, counts and location stay).
     quarantine_retention_days: int = 30
+    # Who may read the boards and which tenants each sees (ledger/access.py); None: the default
+    # place, `home/access.yaml`.
+    access_file: Path | None = None
 
     @field_validator("quarantine_retention_days")
     @classmethod
@@ -75,6 +79,9 @@ class Settings(BaseModel):
             timezone=env.get("LEDGER_TIMEZONE") or "Asia/Shanghai",
             webhook_url=env.get("LEDGER_WEBHOOK_URL") or None,
             quarantine_retention_days=env.get("LEDGER_QUARANTINE_RETENTION_DAYS") or 30,
+            access_file=Path(env["LEDGER_ACCESS_FILE"]).resolve()
+            if env.get("LEDGER_ACCESS_FILE")
+            else None,
         )
 
     # Everything the pipeline writes lives under `home`, so one variable moves a whole installation.
@@ -91,6 +98,11 @@ class Settings(BaseModel):
         """The read-only copy of the marts the boards read; replaced atomically after each build."""
         # Not "marts.duckdb": a file's stem is its catalog name and would clash with schema `marts`.
         return self.home / "published" / "boards.duckdb"
+
+    @property
+    def access_path(self) -> Path:
+        """The boards' access file (sign-in mode and each reader's tenants), present or not."""
+        return self.access_file or self.home / "access.yaml"
 
     @property
     def reports_dir(self) -> Path:

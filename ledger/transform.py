@@ -13,17 +13,13 @@ vocabulary (`ledger.vocabulary.dbt_vars`), the log and target paths under the ho
 from __future__ import annotations
 
 import json
-import threading
 
 import duckdb
-from dbt.cli.main import dbtRunner, dbtRunnerResult
 
 from ledger import vocabulary
 from ledger.reference import load_reference, write_reference_tables
-from ledger.settings import DBT_PROJECT_DIR, Settings
-
-# dbt-duckdb keeps one database instance per process: one in-process run at a time.
-_DBT_LOCK = threading.Lock()
+from ledger.reference.planning import load_planning, write_planning_table
+from ledger.settings import Settings
 
 
 class DbtRunError(RuntimeError):
@@ -76,69 +72,6 @@ def prepare_reference(settings: Settings, con: duckdb.DuckDBPyConnection) -> Non
     Raises `ledger.reference.ReferenceDataError` (file, line, rule, fix) before dbt ever runs.
     """
     ref = load_reference(settings.reference_dir, settings.reporting_currency)
+    planning = load_planning(settings.reference_dir)
     write_reference_tables(con, ref)
-
-
-def dbt_args(settings: Settings, args: list[str]) -> list[str]:
-    """`args` with the project, profile and target paths and the flags of this installation."""
-    return [
-        *args,
-        "--project-dir",
-        str(DBT_PROJECT_DIR),
-        "--profiles-dir",
-        str(DBT_PROJECT_DIR),
-        "--target-path",
-        str(settings.dbt_target_dir),
-        *dbt_run_flags(settings),
-    ]
-
-
-def failed_nodes(result: dbtRunnerResult) -> list[str]:
-    """`unique_id: status: message` for each node of `result` that errored or failed."""
-    failures = []
-    for node_result in getattr(result.result, "results", None) or []:
-        status = str(getattr(node_result, "status", ""))
-        if status.lower().split(".")[-1] in {"error", "fail", "runtimeerr"}:
-            message = (getattr(node_result, "message", "") or "").strip().splitlines()
-            first_line = message[0] if message else ""
-            failures.append(f"{node_result.node.unique_id}: {status} {first_line}".rstrip())
-    return failures
-
-
-def _release_warehouse() -> None:
-    """Close the DuckDB handle dbt-duckdb keeps open in this process after a run.
-
-    dbt-duckdb caches its database instance in a class attribute (there is no public API to close
-    it); left open, it holds the file's lock and makes any later read-only connection of this
-    process fail with "different configuration".
-    """
-    from dbt.adapters.duckdb.connections import DuckDBConnectionManager
-
-    with DuckDBConnectionManager._LOCK:
-        environment = DuckDBConnectionManager._ENV
-        DuckDBConnectionManager._ENV = None
-        if environment is not None:
-            environment.close()
-
-
-def run_dbt(settings: Settings, args: list[str]) -> dbtRunnerResult:
-    """Run `dbt <args>` on this installation's warehouse; raise `DbtRunError` if it fails."""
-    settings.home.mkdir(parents=True, exist_ok=True)
-    with _DBT_LOCK:
-        try:
-            result = dbtRunner().invoke(dbt_args(settings, args))
-        finally:
-            _release_warehouse()
-    if result.success:
-        return result
-    failures = failed_nodes(result)
-    lines = [f"dbt {' '.join(args)} failed on {settings.warehouse_path}"]
-    if failures:
-        lines.append("failed nodes:")
-        lines += [f"  - {failure}" for failure in failures]
-    if result.exception is not None:
-        lines.append(f"error: {result.exception}")
-    lines.append(
-        f"details: {settings.home / 'dbt_logs' / 'dbt.log'}; re-run with `ledger build` once fixed"
-    )
-    raise DbtRunError("\n".join(lines))
+    write_planning_table(con, planning)

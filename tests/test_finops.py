@@ -80,11 +80,12 @@ def _write_bill(settings: Settings, path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def finops_home(tmp_path_factory: pytest.TempPathFactory) -> FinopsHome:
+    from dagster_project.defs.ledger_dbt import run_dbt
     from ledger.cli import main
     from ledger.ingest import ingest_paths
     from ledger.publish import publish
     from ledger.simulate import simulate
-    from ledger.transform import prepare_reference, run_dbt
+    from ledger.transform import prepare_reference
     from ledger.warehouse import append_events, connect
 
     root = tmp_path_factory.mktemp("finops")

@@ -1,7 +1,5 @@
 -- Reported to Dagster as a check on fct_session_ledger (the test reads several models).
 {{ config(meta={"dagster": {"ref": {"name": "fct_session_ledger"}}}) }}
--- depends_on: {{ ref('fct_tenant_daily_board') }}
--- depends_on: {{ ref('fct_tenant_weekly_board') }}
 -- depends_on: {{ ref('fct_experience_tenant_daily') }}
 -- depends_on: {{ ref('fct_session_ledger') }}
 -- depends_on: {{ ref('fct_tenant_daily_margin') }}
