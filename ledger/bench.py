@@ -387,6 +387,12 @@ def main() -> None:
     parser.add_argument("--sessions-per-day", type=int, default=500)
     parser.add_argument("--format", choices=["jsonl", "parquet"], default="jsonl")
     parser.add_argument("--skip-build", action="store_true")
+    parser.add_argument(
+        "--refresh-sessions-per-day",
+        type=int,
+        default=20,
+        help="daily volume of the refresh bench, one new day on 30 vs 365 days (0: skip)",
+    )
     parser.add_argument("--collector-clients", type=int, default=8)
     parser.add_argument(
         "--memory-mb",
@@ -497,6 +503,10 @@ def main() -> None:
         figures.update(
             replay_bench(args.replay_scale, args.replay_sessions_per_day, args.replay_days)
         )
+    if args.refresh_sessions_per_day:
+        from ledger import bench_refresh
+
+        figures.update(bench_refresh.run(args.refresh_sessions_per_day, tenants=5))
     (BENCH_DIR / "last_run.json").write_text(json.dumps(figures, indent=2))
 
 

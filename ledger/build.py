@@ -40,7 +40,7 @@ def _pipeline_function(name: str) -> Callable:
     return found[0].load()
 
 
-def build_function() -> Callable[[Settings], BuildOutcome]:
+def build_function() -> Callable[..., BuildOutcome]:
     return _pipeline_function(BUILD_ENTRY_POINT)
 
 
@@ -52,12 +52,13 @@ def run_dbt(settings: Settings, args: Sequence[str]) -> None:
     _pipeline_function(RUN_DBT_ENTRY_POINT)(settings, args)
 
 
-def run_build(settings: Settings | None = None) -> BuildOutcome:
+def run_build(settings: Settings | None = None, *, full_refresh: bool = False) -> BuildOutcome:
     """Materialise ingest, reference data, every dbt model and test, and the published copy of
-    the installation `settings` describe (default: the `LEDGER_*` environment). What a killed
-    publish left behind is removed first."""
+    the installation `settings` describe (default: the `LEDGER_*` environment). Incremental
+    unless `full_refresh` (see `ledger.refresh`). What a killed publish left behind is removed
+    first."""
     from ledger.publish import remove_publish_leftovers
 
     settings = settings or Settings.from_env()
     remove_publish_leftovers(settings)
-    return build_function()(settings)
+    return build_function()(settings, full_refresh=full_refresh)

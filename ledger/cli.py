@@ -212,18 +212,25 @@ def recover() -> None:
 
 
 @main.command()
-def build() -> None:
+@click.option(
+    "--full-refresh",
+    is_flag=True,
+    help="Recompute every model from all events (default: only what new data and reference "
+    "edits touch).",
+)
+def build(full_refresh: bool) -> None:
     """Ingest new landing files, reload reference data, run dbt build and publish the marts.
 
     Runs the Dagster job `build_ledger` in this process; on any failure the published copy the
-    boards read stays as it was.
+    boards read stays as it was. A build recomputes only the sessions and weeks new data touches;
+    the first build of a warehouse, and `--full-refresh`, recompute everything.
     """
     from ledger.build import run_build
 
     settings = _settings()
     settings.ensure_dirs()
-    console.print("building: ingest -> reference data -> dbt build -> publish ...")
-    outcome = run_build()
+    console.print("building: ingest -> reference data -> refresh plan -> dbt build -> publish ...")
+    outcome = run_build(settings, full_refresh=full_refresh)
     for line in outcome.lines:
         console.print(line, highlight=False)
     if not outcome.success:

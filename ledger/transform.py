@@ -2,7 +2,7 @@
 
     with connect(settings.warehouse_path) as con:
         prepare_reference(settings, con)      # validated reference data -> schema `reference`
-    dbt_build_args(settings)                  # THE `dbt build` of the pipeline (Dagster asset)
+    dbt_build_args(settings, incremental=...) # THE `dbt build` of the pipeline (Dagster asset)
 
 Everything dbt needs travels on its command line, never through `os.environ`: the warehouse path
 (`--vars warehouse_path`, read by `dbt/profiles.yml`), the reporting currency, time zone and the
@@ -36,24 +36,34 @@ def dbt_vars(settings: Settings) -> dict:
     }
 
 
-def dbt_run_flags(settings: Settings) -> list[str]:
+def dbt_run_flags(settings: Settings, *, refresh_mode: str = "full") -> list[str]:
     """The flags every dbt command of this installation takes (the Dagster resource adds the
-    project, profiles and target paths itself)."""
+    project, profiles and target paths itself). `refresh_mode` 'full' recomputes every row;
+    'incremental' only what `ledger.refresh` planned (dbt/macros/incremental_refresh.sql)."""
     return [
         "--vars",
-        json.dumps(dbt_vars(settings)),
+        json.dumps({**dbt_vars(settings), "refresh_mode": refresh_mode}),
         "--log-path",
         str(settings.home / "dbt_logs"),
         "--no-send-anonymous-usage-stats",
     ]
 
 
-def dbt_build_args(settings: Settings) -> list[str]:
+def dbt_build_args(settings: Settings, *, incremental: bool = False) -> list[str]:
     """THE `dbt build` of the pipeline: the one place its arguments are decided.
 
-    The Dagster asset `ledger_dbt_models` runs exactly this through `DbtCliResource`.
+    The Dagster asset `ledger_dbt_models` runs exactly this through `DbtCliResource`, incremental
+    when the refresh plan (`ledger.refresh.plan_refresh`) says so, else with `--full-refresh`.
     """
-    return ["build", *dbt_run_flags(settings)]
+    if incremental:
+        # Unit tests pin model logic on fixed inputs, not data: the full builds run them.
+        return [
+            "build",
+            "--exclude-resource-type",
+            "unit_test",
+            *dbt_run_flags(settings, refresh_mode="incremental"),
+        ]
+    return ["build", "--full-refresh", *dbt_run_flags(settings, refresh_mode="full")]
 
 
 def prepare_reference(settings: Settings, con: duckdb.DuckDBPyConnection) -> None:

@@ -53,6 +53,7 @@ ASSET_KEYS = [
     "intermediate/int_interruption_waste_priced",
     "intermediate/int_latency_budget_cells_aggregated",
     "intermediate/int_pool_load_minutely",
+    "intermediate/int_pool_load_session_minutely",
     "intermediate/int_reported_costs_converted",
     "intermediate/int_session_component_costs",
     "intermediate/int_session_experience_aggregated",
@@ -88,6 +89,8 @@ ASSET_KEYS = [
     "marts/fct_tenant_weekly_margin",
     "marts/fct_turn_latency",
     "marts/fct_usage_lines",
+    "ops/refresh_events",
+    "ops/refresh_state",
     "published/marts",
     "raw/events",
     "raw/ingested_files",
@@ -136,7 +139,8 @@ def test_dbt_sources_are_the_ingest_and_reference_assets_and_publish_follows_the
 
     graph = defs.resolve_asset_graph()
     staging = graph.get(AssetKey(["staging", "stg_metering__events"]))
-    assert staging.parent_keys == {AssetKey(["raw", "events"])}
+    # Staging reads all events on a full refresh, the refresh plan's events on an incremental one.
+    assert staging.parent_keys == {AssetKey(["raw", "events"]), AssetKey(["ops", "refresh_events"])}
     rates = graph.get(AssetKey(["staging", "stg_reference__rate_card"]))
     assert rates.parent_keys == {AssetKey(["reference", "rate_card"])}
     published = graph.get(AssetKey(["published", "marts"]))

@@ -20,6 +20,7 @@ from dbt.cli.main import dbtRunner
 
 from dagster_project.defs.resources import LedgerWarehouse
 from ledger import vocabulary
+from ledger.refresh import refresh_mode
 from ledger.settings import DBT_PROJECT_DIR, Settings
 from ledger.transform import DbtRunError, dbt_build_args, dbt_run_flags
 
@@ -86,8 +87,12 @@ def build_dbt_assets(manifest: Path) -> AssetsDefinition:
     ) -> Iterator:
         settings = warehouse.settings()
         settings.home.mkdir(parents=True, exist_ok=True)
+        with warehouse.connect(read_only=True) as con:
+            incremental = refresh_mode(con) == "incremental"
         invocation = dbt.cli(
-            dbt_build_args(settings), context=context, target_path=settings.dbt_target_dir
+            dbt_build_args(settings, incremental=incremental),
+            context=context,
+            target_path=settings.dbt_target_dir,
         )
         yield from invocation.stream()
 

@@ -20,6 +20,8 @@ class LedgerWarehouse(ConfigurableResource):
     reference_dir: str | None = None
     reporting_currency: str | None = None
     timezone: str | None = None
+    # `ledger build --full-refresh`: recompute every model from all events.
+    full_refresh: bool = False
 
     def settings(self) -> Settings:
         base = Settings.from_env()

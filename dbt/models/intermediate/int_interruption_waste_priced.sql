@@ -1,3 +1,4 @@
+{{ config(materialized='incremental', unique_key='session_id') }}
 with
 
 interruptions as (
@@ -5,7 +6,7 @@ interruptions as (
 ),
 
 usage_lines as (
-    select * from {{ ref('int_usage_lines_priced') }}
+    select * from {{ ref('int_usage_lines_priced') }} {{ refresh_filter('session_id') }}
 ),
 
 -- SPEC 5: the rule lives in the macro, shared with the shadow comparison (SPEC 11).

@@ -1,7 +1,8 @@
+{{ config(materialized='incremental', unique_key='business_date') }}
 with
 
 sessions as (
-    select * from {{ ref('int_sessions_resolved') }}
+    select * from {{ ref('int_sessions_resolved') }} {{ refresh_filter('business_date', 'week') }}
 ),
 
 usage_lines as (

@@ -1,53 +1,25 @@
 {#-
-    Load on the shared GPU pools per tenant and UTC minute (SPEC 11, seed 8.2). A usage event
-    counts in the minute it was reported. The LLM pool processes uncached input and output tokens
-    (a prefix-cache hit skips the prefill: its tokens are listed apart); the vision encoder
-    processes the images that missed the embedding cache. Only minutes with usage are listed.
+    Load on the shared GPU pools per tenant and UTC minute with usage (SPEC 11, seed 8.2): the
+    sessions of `int_pool_load_session_minutely` added up. A table over the whole history, so
+    that every minute holds every session's usage whichever sessions a build recomputed.
 -#}
 with
 
-llm_usage as (
-    select * from {{ ref('stg_metering__llm_usage') }}
-),
-
-vision_usage as (
-    select * from {{ ref('stg_metering__vision_usage') }}
-),
-
-llm_minutes as (
-    select
-        tenant_id,
-        date_trunc('minute', occurred_at) as minute_start_at,
-        sum(input_tokens + output_tokens) as llm_tokens,
-        sum(cached_input_tokens) as llm_cached_input_tokens,
-    from llm_usage
-    group by all
-),
-
-vision_minutes as (
-    select
-        tenant_id,
-        date_trunc('minute', occurred_at) as minute_start_at,
-        sum(images) as vision_images,
-        coalesce(sum(images) filter (where not cache_hit), 0) as encoder_images,
-        sum(image_tokens) as image_tokens,
-    from vision_usage
-    group by all
+session_minutes as (
+    select * from {{ ref('int_pool_load_session_minutely') }}
 ),
 
 final as (
     select
-        coalesce(llm_minutes.tenant_id, vision_minutes.tenant_id) as tenant_id,
-        coalesce(llm_minutes.minute_start_at, vision_minutes.minute_start_at) as minute_start_at,
-        cast(coalesce(llm_minutes.llm_tokens, 0) as bigint) as llm_tokens,
-        cast(coalesce(llm_minutes.llm_cached_input_tokens, 0) as bigint) as llm_cached_input_tokens,
-        cast(coalesce(vision_minutes.vision_images, 0) as bigint) as vision_images,
-        cast(coalesce(vision_minutes.encoder_images, 0) as bigint) as encoder_images,
-        cast(coalesce(vision_minutes.image_tokens, 0) as bigint) as image_tokens,
-    from llm_minutes
-    full outer join vision_minutes
-        on llm_minutes.tenant_id = vision_minutes.tenant_id
-        and llm_minutes.minute_start_at = vision_minutes.minute_start_at
+        tenant_id,
+        minute_start_at,
+        cast(sum(llm_tokens) as bigint) as llm_tokens,
+        cast(sum(llm_cached_input_tokens) as bigint) as llm_cached_input_tokens,
+        cast(sum(vision_images) as bigint) as vision_images,
+        cast(sum(encoder_images) as bigint) as encoder_images,
+        cast(sum(image_tokens) as bigint) as image_tokens,
+    from session_minutes
+    group by tenant_id, minute_start_at
 )
 
 select * from final

@@ -1,3 +1,4 @@
+{{ config(materialized='incremental', unique_key='session_id') }}
 {#-
     SPEC 11: one row per turn and shadow candidate, over the turns that have both a production
     endpointing segment and a `turn.shadow` of the candidate: what production did and what the
@@ -10,15 +11,15 @@ shadows as (
 ),
 
 turn_segments as (
-    select * from {{ ref('int_turn_segments_budgeted') }}
+    select * from {{ ref('int_turn_segments_budgeted') }} {{ refresh_filter('session_id') }}
 ),
 
 interruption_waste as (
-    select * from {{ ref('int_interruption_waste_priced') }}
+    select * from {{ ref('int_interruption_waste_priced') }} {{ refresh_filter('session_id') }}
 ),
 
 usage_lines as (
-    select * from {{ ref('int_usage_lines_priced') }}
+    select * from {{ ref('int_usage_lines_priced') }} {{ refresh_filter('session_id') }}
 ),
 
 -- An emitter may report a candidate's decision twice: the latest report stands.
