@@ -4,8 +4,11 @@ shadow verdicts on the planning week (the simulator's candidate, tests/test_shad
 
 from __future__ import annotations
 
+import base64
+import json
 from datetime import date
 
+import numpy as np
 import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -40,6 +43,23 @@ def table(at: AppTest, column: str) -> pd.DataFrame:
     return found
 
 
+def chart_traces(at: AppTest, y_title: str) -> dict[str, list]:
+    """Trace name -> its y values, of the one chart whose y axis is titled `y_title`."""
+    [figure] = [
+        spec
+        for spec in (json.loads(c.proto.spec) for c in at.get("plotly_chart"))
+        if spec["layout"]["yaxis"]["title"]["text"] == y_title
+    ]
+    return {trace["name"]: _values(trace["y"]) for trace in figure["data"]}
+
+
+def _values(encoded: list | dict) -> list:
+    """Plotly ships numeric arrays as base64 with their dtype."""
+    if isinstance(encoded, dict):
+        return np.frombuffer(base64.b64decode(encoded["bdata"]), encoded["dtype"]).tolist()
+    return list(encoded)
+
+
 def test_the_capacity_section_shows_each_pools_metric(boards_home, monkeypatch) -> None:
     at = open_operations(boards_home, monkeypatch, (date(2025, 3, 10), date(2025, 3, 11)))
     columns = [
@@ -60,9 +80,16 @@ def test_the_capacity_section_shows_each_pools_metric(boards_home, monkeypatch) 
         ("2025-W11", "kiddo-toys", 1250.0, 1250.0, 0.166667, 1, 28.6, 39.0625, 0.023333),
     ]  # fmt: skip
     assert any("No shadow comparisons" in c.value for c in at.caption)
+    # Hour by hour (fct_capacity_pool_hourly): the week's peak minute is one of the hours' peaks.
+    hourly = chart_traces(at, "LLM tokens/s, peak minute of the hour")
+    assert list(hourly) == ["all tenants"]
+    assert max(hourly["all tenants"]) == 1833.583333
 
     at.multiselect(key="filter_tenants").set_value(["kiddo-toys"]).run()
     assert [row[1] for row in records(table(at, "Pool load of"), columns)] == ["kiddo-toys"]
+    hourly = chart_traces(at, "LLM tokens/s, peak minute of the hour")
+    assert list(hourly) == ["kiddo-toys"]
+    assert max(hourly["kiddo-toys"]) == 1250.0
 
 
 def test_the_shadow_section_says_switch_dont_and_not_enough_turns(
@@ -87,3 +114,11 @@ def test_the_shadow_section_says_switch_dont_and_not_enough_turns(
     text = " ".join(m.value for m in at.markdown)
     assert "the **exact sign test** (for false interruptions, McNemar's exact test)" in text
     assert "fewer than 200 compared turns" in text
+    # Day by day (fct_shadow_comparison_daily): one line per tenant, scenario and candidate.
+    daily = chart_traces(at, "Endpointing change, median (ms)")
+    assert sorted(daily) == [
+        "acme-telecom / customer_service / eou-v2",
+        "bright-bank / customer_service / eou-v2",
+        "bright-bank / outbound / eou-v2",
+    ]
+    assert all(value < 0 for values in daily.values() for value in values)

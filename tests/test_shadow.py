@@ -68,7 +68,9 @@ def test_the_simulated_week_shows_a_switch_and_a_keep(planning_home) -> None:
     # of production's 10 false interruptions, adding none (p = 2/2^5 = 0.0625: not significant on
     # its own, and not worse) -> switch. bright-bank: sooner too, but it cuts in on 35 turns
     # production let play and avoids none (4 -> 39 false interruptions) -> keep; its outbound
-    # cell has fewer than 200 compared turns.
+    # cell has fewer than 200 compared turns. The candidate endpoints at 0.85 (+/-5%) of
+    # production, so the interval of the median change scales with production's endpointing
+    # (about 0.58 of its budget since the simulator's latency tuning: -30 ms became -23 ms).
     rows = published(
         planning_home,
         """
@@ -84,10 +86,10 @@ def test_the_simulated_week_shows_a_switch_and_a_keep(planning_home) -> None:
         """,
     )
     assert rows == [
-        ("acme-telecom", "customer_service", 621, 621, 0, -30.171, -28.588, 10, 5, 5, 0, 0.0625,
+        ("acme-telecom", "customer_service", 621, 621, 0, -23.446, -22.299, 10, 5, 5, 0, 0.0625,
          Decimal("0.0374752"), Decimal(0), "better", "unclear", "switch"),
-        ("bright-bank", "customer_service", 277, 277, 0, -31.606, -29.224, 4, 39, 0, 35, 0.0,
+        ("bright-bank", "customer_service", 277, 277, 0, -24.305, -22.785, 4, 39, 0, 35, 0.0,
          Decimal(0), Decimal("0.4571216"), "better", "worse", "keep"),
-        ("bright-bank", "outbound", 57, 57, 0, -31.264, -26.295, 1, 9, 0, 8, 0.007813,
+        ("bright-bank", "outbound", 57, 57, 0, -24.365, -20.67, 1, 9, 0, 8, 0.007813,
          Decimal(0), Decimal("0.08051322"), "better", "worse", "insufficient"),
     ]  # fmt: skip

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import plotly.express as px
 import streamlit as st
 
 from dashboards.filters import page_context, page_header
@@ -75,6 +76,25 @@ else:
         "False interruption rates are false / all interruptions of each (SPEC 6); waste is "
         "priced at the turn's own rates, like interruption waste."
     )
+    daily = queries.shadow_daily(version, filters)
+    if not daily.empty:
+        st.plotly_chart(
+            px.line(
+                daily,
+                x="business_date",
+                y="endpointing_delta_median_ms",
+                color="comparison",
+                markers=True,
+                labels={
+                    "business_date": "",
+                    "endpointing_delta_median_ms": "Endpointing change, median (ms)",
+                    "comparison": "Tenant / scenario / candidate",
+                },
+                height=300,
+            ),
+            key="operations_shadow_daily",
+        )
+        st.caption("Below zero: the candidate would have ended the user's turn sooner that day.")
 
 st.subheader("Pool capacity")
 capacity = queries.capacity_weekly(version, filters)
@@ -113,3 +133,20 @@ st.caption(
     "images × image tokens per image × embedding dimensions × bytes per value (reference "
     "settings `planning.yaml`)."
 )
+hourly = queries.capacity_hourly(version, filters)
+if not hourly.empty:
+    st.plotly_chart(
+        px.line(
+            hourly,
+            x="local_hour_start",
+            y="llm_tokens_per_second_peak",
+            color="pool_load_of",
+            labels={
+                "local_hour_start": "",
+                "llm_tokens_per_second_peak": "LLM tokens/s, peak minute of the hour",
+                "pool_load_of": "Pool load of",
+            },
+            height=300,
+        ),
+        key="operations_capacity_hourly",
+    )

@@ -1,7 +1,8 @@
-"""The operations page: shadow-mode verdicts and pool capacity (SPEC 11), per ISO week.
+"""The operations page: shadow-mode verdicts and pool capacity (SPEC 11).
 
-Both marts are weekly: a week is shown when it overlaps the sidebar's period (its quantiles and its
-verdict hold for the whole week, never for a slice of it).
+Verdicts and capacity tables are weekly: a week is shown when it overlaps the sidebar's period (its
+quantiles and its verdict hold for the whole week, never for a slice of it). The day-by-day
+endpointing change and the hourly pool load follow the period exactly.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ if TYPE_CHECKING:
     from dashboards.filters import Filters
 
 SHADOW_MART = "fct_shadow_comparison_weekly"
+SHADOW_DAILY_MART = "fct_shadow_comparison_daily"
 CAPACITY_MART = "fct_capacity_pool_weekly"
+CAPACITY_HOURLY_MART = "fct_capacity_pool_hourly"
 
 # The verdicts of the mart (SPEC 11 vocabulary) as the page says them.
 VERDICT_LABELS = {"switch": "switch", "keep": "don't", "insufficient": "not enough turns yet"}
@@ -99,6 +102,58 @@ def capacity_weekly(version: str, filters: Filters) -> pd.DataFrame:
         from marts.{CAPACITY_MART}
         where {where}
         order by iso_week, scope, tenant_id
+        """,
+        params,
+    )
+
+
+@cached
+def shadow_daily(version: str, filters: Filters) -> pd.DataFrame:
+    """Per business day, tenant, scenario and candidate: the median endpointing change."""
+    if not _has(version, SHADOW_DAILY_MART):
+        return pd.DataFrame()
+    where, params = "business_date between ? and ?", [filters.date_from, filters.date_to]
+    for column, values in (("tenant_id", filters.tenants), ("scenario", filters.scenarios)):
+        if values:
+            where += f" and list_contains(?::varchar[], {column})"
+            params.append(list(values))
+    return run(
+        version,
+        f"""
+        select
+            business_date, tenant_id || ' / ' || scenario || ' / ' || candidate as comparison,
+            compared_turns, endpointing_delta_median_ms
+        from marts.{SHADOW_DAILY_MART}
+        where {where}
+        order by business_date, comparison
+        """,
+        params,
+    )
+
+
+@cached
+def capacity_hourly(version: str, filters: Filters) -> pd.DataFrame:
+    """Per local hour: the peak 1-minute LLM tokens/s and encoder images/s, all tenants together
+    when no tenant is selected, else each selected tenant."""
+    if not _has(version, CAPACITY_HOURLY_MART):
+        return pd.DataFrame()
+    where, params = "business_date between ? and ?", [filters.date_from, filters.date_to]
+    if filters.tenants:
+        where += " and scope = 'tenant' and list_contains(?::varchar[], tenant_id)"
+        params.append(list(filters.tenants))
+    else:
+        where += " and scope = 'overall'"
+    return run(
+        version,
+        f"""
+        select
+            local_hour_start,
+            coalesce(tenant_id, 'all tenants') as pool_load_of,
+            llm_tokens_per_second_peak,
+            encoder_images_per_second_peak
+        from marts.{CAPACITY_HOURLY_MART}
+        where {where}
+        order by local_hour_start, pool_load_of
         """,
         params,
     )
