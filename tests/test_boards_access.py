@@ -10,9 +10,6 @@ default period (revenue 0.60 + 1.80 = 2.40, cost 0.0144 + 0.6838 = 0.6982) and k
 
 from __future__ import annotations
 
-import subprocess
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,15 +19,15 @@ from click.testing import CliRunner
 from streamlit.testing.v1 import AppTest
 
 from ledger.access import AccessError, load_access
-from ledger.boards import boards_environment, check_access, streamlit_command
+from ledger.boards import check_access, streamlit_command
 from ledger.settings import REPO_ROOT, Settings
 from tests.test_boards_browser import (  # noqa: F401 (boards_chromium: a fixture)
     CHROMIUM,
     CHROMIUM_ARGS,
     TIMEOUT_MS,
-    _free_port,
     _metrics,
     boards_chromium,
+    serving,
 )
 
 HEADER = "X-Auth-Request-Email"
@@ -199,38 +196,9 @@ def signed_boards(boards_home: Settings, tmp_path: Path) -> Iterator[str]:
     access = tmp_path / "access.yaml"
     access.write_text(ACCESS)
     settings = boards_home.model_copy(update={"access_file": access})
-    port = _free_port()
-    log = (tmp_path / "streamlit.log").open("w")
-    server = subprocess.Popen(
-        streamlit_command(port),
-        env=boards_environment(settings),
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-                    if response.read() == b"ok":
-                        break
-            except OSError:
-                pass
-            if server.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(
-                    f"streamlit did not come up:\n{(tmp_path / 'streamlit.log').read_text()}"
-                )
-            time.sleep(0.2)
+    # `ledger serve` binds 127.0.0.1 unless told otherwise; `serving` starts it the same way.
+    with serving(settings, tmp_path / "streamlit.log") as url:
         yield url
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-        log.close()
 
 
 def _overview(browser, url: str, identity: str | None, suffix: str = ""):
