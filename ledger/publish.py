@@ -49,11 +49,17 @@ def publish(settings: Settings) -> PublishResult:
         con.execute("set TimeZone = 'UTC'")
         con.execute(f"attach '{settings.warehouse_path}' as warehouse (read_only)")
         con.execute(f"attach '{staging}' as published")
-        tables = _tables(con)
+        if settings.engine == "spark":
+            from ledger.spark import marts_selects
+
+            selects = marts_selects(con, settings)
+        else:
+            selects = {table: f"select * from warehouse.{table}" for table in _tables(con)}
+        tables = list(selects)
         try:
             con.execute(f"create schema published.{PUBLISHED_SCHEMA}")
-            for table in tables:
-                con.execute(f"create table published.{table} as select * from warehouse.{table}")
+            for table, select in selects.items():
+                con.execute(f"create table published.{table} as {select}")
             newest = con.execute(
                 "select max(occurred_at), count(*) from warehouse.raw.events"
             ).fetchone()

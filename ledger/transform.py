@@ -30,13 +30,23 @@ class DbtRunError(RuntimeError):
     """A dbt invocation failed; the message names the failed nodes and what to look at."""
 
 
+# dbt/profiles.yml: the target of each engine (`LEDGER_ENGINE`).
+DBT_TARGETS = {"duckdb": "local", "spark": "spark"}
+
+
 def dbt_vars(settings: Settings) -> dict:
     """The vars of every invocation: the warehouse, the reporting frame and the vocabulary."""
+    engine_vars = {}
+    if settings.engine == "spark":
+        from ledger.spark import spark_vars
+
+        engine_vars = spark_vars(settings)
     return {
         "warehouse_path": str(settings.warehouse_path),
         "reporting_currency": settings.reporting_currency,
         "timezone": settings.timezone,
         **vocabulary.dbt_vars(),
+        **engine_vars,
     }
 
 
@@ -44,6 +54,8 @@ def dbt_run_flags(settings: Settings) -> list[str]:
     """The flags every dbt command of this installation takes (the Dagster resource adds the
     project, profiles and target paths itself)."""
     return [
+        "--target",
+        DBT_TARGETS[settings.engine],
         "--vars",
         json.dumps(dbt_vars(settings)),
         "--log-path",
@@ -58,6 +70,15 @@ def dbt_build_args(settings: Settings) -> list[str]:
     The Dagster asset `ledger_dbt_models` runs exactly this through `DbtCliResource`.
     """
     return ["build", *dbt_run_flags(settings)]
+
+
+def prepare_engine(settings: Settings) -> None:
+    """What the engine needs before dbt runs: on Spark, the sources exported as Parquet
+    (`ledger.spark.export_sources`); nothing on DuckDB, which reads the warehouse itself."""
+    if settings.engine == "spark":
+        from ledger.spark import export_sources
+
+        export_sources(settings)
 
 
 def prepare_reference(settings: Settings, con: duckdb.DuckDBPyConnection) -> None:
@@ -114,6 +135,8 @@ def _release_warehouse() -> None:
 def run_dbt(settings: Settings, args: list[str]) -> dbtRunnerResult:
     """Run `dbt <args>` on this installation's warehouse; raise `DbtRunError` if it fails."""
     settings.home.mkdir(parents=True, exist_ok=True)
+    if args and args[0] in {"build", "run", "test", "seed"}:
+        prepare_engine(settings)
     with _DBT_LOCK:
         try:
             result = dbtRunner().invoke(dbt_args(settings, args))

@@ -20,7 +20,7 @@ from dbt.cli.main import dbtRunner
 from dagster_project.defs.resources import LedgerWarehouse
 from ledger import vocabulary
 from ledger.settings import DBT_PROJECT_DIR
-from ledger.transform import dbt_build_args
+from ledger.transform import dbt_build_args, prepare_engine
 
 MANIFEST_DIR = DBT_PROJECT_DIR / "target"
 MANIFEST_PATH = MANIFEST_DIR / "manifest.json"
@@ -85,6 +85,7 @@ def build_dbt_assets(manifest: Path) -> AssetsDefinition:
     ) -> Iterator:
         settings = warehouse.settings()
         settings.home.mkdir(parents=True, exist_ok=True)
+        prepare_engine(settings)
         invocation = dbt.cli(
             dbt_build_args(settings), context=context, target_path=settings.dbt_target_dir
         )

@@ -94,7 +94,7 @@ reported_charges as (
 
 charges as (
     select * from usage_charges
-    union all by name
+    {{ union_all_by_name() }}
     select * from reported_charges
 ),
 
