@@ -72,7 +72,7 @@ def export_sources(settings: Settings) -> None:
         folder = staging / "raw" / "event_files"
         folder.mkdir(parents=True)
         con.execute(
-            f"copy (select {literal(str(root))} || '/' || path as path from raw.event_files "
+            f"copy (select {literal(str(root))} as root, path from raw.event_files "
             f"order by path) to {literal(str(folder / 'part-0.parquet'))}"
         )
         # raw.events with no row: its schema, so that Spark's view has its columns with no file.

@@ -179,3 +179,27 @@
     where false
     {%- endif -%}
 {%- endmacro %}
+
+{#- A JSON object text {"column": value, ...} of the columns, in order, NULLs kept as null. -#}
+{% macro json_object_text(columns) -%}
+    {{ return(adapter.dispatch('json_object_text')(columns)) }}
+{%- endmacro %}
+
+{% macro default__json_object_text(columns) -%}
+    cast(json_object(
+        {%- for column in columns %}
+        '{{ column }}', {{ column }}{{ ',' if not loop.last }}
+        {%- endfor %}
+    ) as varchar)
+{%- endmacro %}
+
+{% macro spark__json_object_text(columns) -%}
+    to_json(
+        named_struct(
+            {%- for column in columns %}
+            '{{ column }}', {{ column }}{{ ',' if not loop.last }}
+            {%- endfor %}
+        ),
+        map('ignoreNullFields', 'false')
+    )
+{%- endmacro %}

@@ -23,6 +23,8 @@
             {%- set piece = re.sub('(?i)\\bepoch_us\\s*\\(', 'unix_micros(', piece) -%}
             {%- set piece = re.sub('(?i)\\barg_max\\s*\\(', 'max_by(', piece) -%}
             {%- set piece = re.sub('(?i)\\bquantile_cont\\s*\\(', 'percentile(', piece) -%}
+            {%- set piece = re.sub('(?i)\\bstarts_with\\s*\\(', 'startswith(', piece) -%}
+            {%- set piece = re.sub('(?i)\\bends_with\\s*\\(', 'endswith(', piece) -%}
             {%- set piece = re.sub('(?i)\\bregexp_matches\\s*\\(', 'regexp_like(', piece) -%}
             {%- set piece = re.sub('"([A-Za-z_][A-Za-z0-9_]*)"', '`\\1`', piece) -%}
             {%- set piece = re.sub('(?i)\\bvarchar\\b(?!\\s*\\()', 'string', piece) -%}
@@ -50,6 +52,15 @@
     {{ return(dbt.spark__create_view_as(relation, spark_dialect(sql))) }}
 {%- endmacro %}
 
+{#- Model contracts: the yml's data types (VARCHAR) in the schema check dbt runs on Spark. -#}
+{% macro spark__get_empty_schema_sql(columns) -%}
+    {{ return(spark_dialect(dbt.default__get_empty_schema_sql(columns))) }}
+{%- endmacro %}
+
+{% macro spark__get_empty_subquery_sql(select_sql, select_sql_header=none) -%}
+    {{ return(spark_dialect(dbt.default__get_empty_subquery_sql(select_sql, select_sql_header))) }}
+{%- endmacro %}
+
 {% macro spark__get_test_sql(main_sql, fail_calc, warn_if, error_if, limit) -%}
     {{ return(dbt.default__get_test_sql(spark_dialect(main_sql), fail_calc, warn_if, error_if, limit)) }}
 {%- endmacro %}
@@ -61,7 +72,7 @@
 {#-
     on-run-start: the sources under the names the models use (raw.*, reference.*), over the files
     `ledger.spark.export_sources` wrote; raw.events is a view over exactly the Parquet files the
-    manifest raw.event_files lists, read in place. Nothing on DuckDB, whose warehouse has them.
+    manifest raw.event_files lists, read in place (with no file: over an empty file of its schema). Nothing on DuckDB, whose warehouse has them.
 -#}
 {% macro register_sources() -%}
     {{ return(adapter.dispatch('register_sources')()) }}
@@ -83,11 +94,18 @@
         {%- do run_query('create table ' ~ table ~ " using parquet location '" ~ sources ~ '/'
                          ~ table.replace('.', '/') ~ "'") -%}
     {%- endfor -%}
-    {%- set files = run_query('select path from parquet.`' ~ sources ~ '/raw/event_files` order by path') -%}
-    {%- set selects = ['select * from parquet.`' ~ sources ~ '/raw/events_schema`'] -%}
-    {%- for row in files.rows -%}
-        {%- do selects.append('select * from parquet.`' ~ row[0] ~ '`') -%}
-    {%- endfor -%}
-    {%- do run_query('create or replace view raw.events as ' ~ (selects | join('\nunion all\n'))) -%}
+    {#- One scan of exactly the listed files: a Hadoop glob `<root>/{a.parquet,b.parquet}` (a
+        union of one scan per file costs a plan node per file in every query that reads events). -#}
+    {%- set files = run_query('select root, path from parquet.`' ~ sources ~ '/raw/event_files` order by path') -%}
+    {%- if files.rows | length > 0 -%}
+        {%- set listed = [] -%}
+        {%- for row in files.rows -%}
+            {%- do listed.append(modules.re.sub('([\\\\{}\\[\\]*?,])', '\\\\\\1', row[1])) -%}
+        {%- endfor -%}
+        {%- set location = files.rows[0][0] ~ '/{' ~ (listed | join(',')) ~ '}' -%}
+    {%- else -%}
+        {%- set location = sources ~ '/raw/events_schema' -%}
+    {%- endif -%}
+    {%- do run_query('create or replace view raw.events as select * from parquet.`' ~ location ~ '`') -%}
     select 1
 {%- endmacro %}

@@ -171,12 +171,7 @@ final as (
         cast(null as varchar) as "CommitmentDiscountCategory",
         cast(null as varchar) as "CommitmentDiscountType",
         cast(null as varchar) as "CommitmentDiscountStatus",
-        cast(json_object(
-            'tenant_id', tenant_id,
-            'session_id', session_id,
-            'scenario', scenario,
-            'pipeline', pipeline
-        ) as varchar) as "Tags",
+        {{ json_object_text(['tenant_id', 'session_id', 'scenario', 'pipeline']) }} as "Tags",
     from charges
 )
 
