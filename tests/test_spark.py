@@ -9,6 +9,8 @@ publish step, which serves Spark's marts to the readers. One Spark build serves 
 
 from __future__ import annotations
 
+import json
+
 import duckdb
 import pytest
 from conftest import LedgerWarehouse, dbt_run_results
@@ -18,9 +20,26 @@ from test_ledger_dbt import (
 
 from ledger.build import run_build
 from ledger.export import export_session_ledger
+from ledger.settings import REPO_ROOT, Settings
+from ledger.transform import dbt_run_flags
 from ledger.warehouse import copy_warehouse
 
-pytestmark = [pytest.mark.spark, pytest.mark.integration]
+
+def test_ledger_engine_selects_the_dbt_target_and_spark_gets_its_folder():
+    duck = Settings.from_env({"LEDGER_HOME": "/srv/ledger"})
+    spark = Settings.from_env({"LEDGER_HOME": "/srv/ledger", "LEDGER_ENGINE": "spark"})
+    assert duck.engine == "duckdb"
+    assert dbt_run_flags(duck)[:2] == ["--target", "local"]
+    assert "spark_dir" not in json.loads(dbt_run_flags(duck)[3])
+    assert dbt_run_flags(spark)[:2] == ["--target", "spark"]
+    spark_vars = json.loads(dbt_run_flags(spark)[3])
+    assert spark_vars["spark_dir"] == "/srv/ledger/spark"
+    assert spark_vars["spark_log4j"] == str(REPO_ROOT / "dbt" / "spark" / "log4j2.properties")
+
+
+def test_an_unknown_engine_is_refused_naming_the_variable():
+    with pytest.raises(ValueError, match="LEDGER_ENGINE must be one of duckdb, spark, got 'flink'"):
+        Settings.from_env({"LEDGER_ENGINE": "flink"})
 
 
 @pytest.fixture(scope="session")
@@ -38,6 +57,8 @@ def spark_built_warehouse(
     return LedgerWarehouse(settings, dbt_run_results(settings))
 
 
+@pytest.mark.spark
+@pytest.mark.integration
 def test_spark_build_runs_every_model_unit_test_and_data_test_duckdb_runs(
     spark_built_warehouse, ledger_built_warehouse
 ):
@@ -49,6 +70,8 @@ def test_spark_build_runs_every_model_unit_test_and_data_test_duckdb_runs(
     assert "test.voice_ledger.assert_no_money_column_is_a_float" in spark
 
 
+@pytest.mark.spark
+@pytest.mark.integration
 def test_every_session_on_spark_recomputed_by_hand_matches_the_export_exactly(
     spark_built_warehouse, tmp_path
 ):
@@ -56,6 +79,8 @@ def test_every_session_on_spark_recomputed_by_hand_matches_the_export_exactly(
     check_every_session(spark_built_warehouse, tmp_path)
 
 
+@pytest.mark.spark
+@pytest.mark.integration
 def test_both_engines_export_the_identical_session_ledger(
     spark_built_warehouse, ledger_built_warehouse, tmp_path
 ):
@@ -82,6 +107,8 @@ def _kind(data_type: str) -> str:
     return data_type
 
 
+@pytest.mark.spark
+@pytest.mark.integration
 def test_spark_publishes_every_mart_with_duckdbs_columns_and_rows(
     spark_built_warehouse, ledger_built_warehouse
 ):
