@@ -12,6 +12,7 @@ from dagster_project.defs.ledger_dbt import build_dbt_assets, dbt_resource, prep
 from dagster_project.defs.operations import operations_definitions
 from dagster_project.defs.publish import published_marts_asset
 from dagster_project.defs.reference import reference_tables
+from dagster_project.defs.refresh import refresh_plan, refresh_state_asset
 from dagster_project.defs.resources import LedgerWarehouse
 
 BUILD_JOB_NAME = "build_ledger"
@@ -21,15 +22,26 @@ BUILD_JOB_NAME = "build_ledger"
 def load_definitions() -> Definitions:
     ledger_dbt_models = build_dbt_assets(prepare_manifest())
     published_marts = published_marts_asset(upstream=list(ledger_dbt_models.keys))
+    refresh_state = refresh_state_asset(upstream=[published_marts.key])
     build_ledger = define_asset_job(
         BUILD_JOB_NAME,
-        selection=AssetSelection.groups("ingest", "reference", "publish")
+        selection=AssetSelection.groups("ingest", "reference", "refresh", "publish")
         | AssetSelection.assets(ledger_dbt_models),
-        description="Ingest new landing files, reload reference data, dbt build, publish the marts.",
+        description=(
+            "Ingest new landing files, reload reference data, plan the refresh, dbt build, "
+            "publish the marts, commit the refresh."
+        ),
     )
     operation_jobs, operation_schedules, freshness_checks = operations_definitions()
     return Definitions(
-        assets=[raw_events, reference_tables, ledger_dbt_models, published_marts],
+        assets=[
+            raw_events,
+            reference_tables,
+            refresh_plan,
+            ledger_dbt_models,
+            published_marts,
+            refresh_state,
+        ],
         asset_checks=[*build_experience_checks(ledger_dbt_models), *freshness_checks],
         jobs=[build_ledger, *operation_jobs],
         schedules=operation_schedules,

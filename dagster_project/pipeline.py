@@ -11,7 +11,7 @@ from ledger.build import BuildOutcome
 from ledger.settings import Settings
 
 
-def build_run_config(settings: Settings) -> dict:
+def build_run_config(settings: Settings, *, full_refresh: bool = False) -> dict:
     """The run's resources point at `settings` (not the environment); the console logger keeps
     quiet: the command prints its own summary."""
     return {
@@ -23,6 +23,7 @@ def build_run_config(settings: Settings) -> dict:
                     "reporting_currency": settings.reporting_currency,
                     "timezone": settings.timezone,
                     "engine": settings.engine,
+                    "full_refresh": full_refresh,
                 }
             }
         },
@@ -30,7 +31,7 @@ def build_run_config(settings: Settings) -> dict:
     }
 
 
-def run_build_job(settings: Settings) -> BuildOutcome:
+def run_build_job(settings: Settings, *, full_refresh: bool = False) -> BuildOutcome:
     """Run the job `build_ledger` on the installation `settings` describes, in this process.
 
     Registered as the `build` entry point of `voice_ledger.pipeline` (pyproject.toml).
@@ -39,7 +40,9 @@ def run_build_job(settings: Settings) -> BuildOutcome:
     job = load_definitions().resolve_job_def(BUILD_JOB_NAME)
     with DagsterInstance.ephemeral() as instance:
         result = job.execute_in_process(
-            instance=instance, raise_on_error=False, run_config=build_run_config(settings)
+            instance=instance,
+            raise_on_error=False,
+            run_config=build_run_config(settings, full_refresh=full_refresh),
         )
     seconds = time.perf_counter() - started
     materialized = [
@@ -64,8 +67,12 @@ def run_build_job(settings: Settings) -> BuildOutcome:
                 f"{meta['duplicates']:,} duplicates, {meta['quarantined']:,} quarantined; "
                 f"{meta['total_events']:,} events in the warehouse"
             )
+        if key == "ops/refresh_events":
+            lines.append(materialization.metadata["summary"].value)
     dbt_models = [
-        m for m in materialized if m.asset_key.path[0] not in ("raw", "reference", "published")
+        m
+        for m in materialized
+        if m.asset_key.path[0] not in ("raw", "reference", "published", "ops")
     ]
     lines.append(
         f"dbt: {len(dbt_models)} models built; checks: "

@@ -1,13 +1,14 @@
 """Entry file of the boards: owns navigation, the shared sidebar and the empty-warehouse guide.
 
 Run with `ledger serve` (or `streamlit run dashboards/app.py`); LEDGER_HOME says whose published
-copy to read.
+copy to read, `$LEDGER_HOME/access.yaml` (ledger/access.py) who may read it.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
+from dashboards.access import require_viewer
 from dashboards.connection import current_version, publication, published_path
 from dashboards.filters import explain_empty, render_sidebar
 
@@ -20,13 +21,19 @@ PAGES = [
     st.Page("app_pages/combined.py", title="Margin × experience", icon=":material/join:"),
     st.Page("app_pages/sessions.py", title="Session explorer", icon=":material/search:"),
     st.Page("app_pages/data_quality.py", title="Data quality", icon=":material/rule:"),
+    st.Page("app_pages/operations.py", title="Operations", icon=":material/dns:"),
 ]
 
 page = st.navigation(PAGES)
+# The gate: with an access file, nothing below runs for a request without a granted reader, and
+# every query then runs on that reader's tenants only (dashboards/connection.py).
+viewer = require_viewer()
 version = current_version()
 published = publication(version) if version else None
 if published is None:
     explain_empty(str(published_path()))
     st.stop()
 render_sidebar(published)
+if viewer.tenants is not None:
+    st.sidebar.caption(f"Signed in as {viewer.identity}: tenants {', '.join(viewer.tenants)}")
 page.run()

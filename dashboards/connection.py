@@ -24,6 +24,8 @@ import duckdb
 import pandas as pd
 import streamlit as st
 
+from dashboards.access import AccessDenied, current_viewer
+from ledger.access import Viewer
 from ledger.settings import Settings
 
 CATALOG = "published"
@@ -58,6 +60,11 @@ def file_version(path: Path) -> str | None:
     return f"{stat.st_ino}-{stat.st_mtime_ns}-{stat.st_size}"
 
 
+# Marts without a tenant_id column that a reader restricted to some tenants still gets whole: the
+# reference data every tenant shares. Any other tenant-free mart reaches them empty.
+SHARED_MARTS = frozenset({"dim_latency_budget_owners", "dim_reference_meta"})
+
+
 @st.cache_resource(max_entries=2, show_spinner=False)
 def _open(path: str, version: str) -> duckdb.DuckDBPyConnection:
     # `version` is part of the cache key only: a new publish opens a new connection.
@@ -67,20 +74,94 @@ def _open(path: str, version: str) -> duckdb.DuckDBPyConnection:
     return con
 
 
+@st.cache_resource(max_entries=8, show_spinner=False)
+def _open_restricted(
+    path: str, version: str, tenants: tuple[str, ...]
+) -> duckdb.DuckDBPyConnection:
+    """A private in-memory database holding only `tenants`' rows of every mart.
+
+    The published copy is attached, copied table by table (filtered on tenant_id) and detached
+    again: nothing on this connection can reach another tenant's rows, whatever a page, a filter
+    or a URL asks for.
+    """
+    del version
+    con = duckdb.connect(config={"threads": 2})
+    con.execute(f"attach '{path.replace(chr(39), chr(39) * 2)}' as {CATALOG} (read_only)")
+    try:
+        columns: dict[str, set[str]] = {}
+        for table, column in con.execute(
+            "select table_name, column_name from information_schema.columns "
+            "where table_catalog = ? and table_schema = 'marts'",
+            [CATALOG],
+        ).fetchall():
+            columns.setdefault(table, set()).add(column)
+        con.execute("create schema memory.marts")
+        for table, names in sorted(columns.items()):
+            source = f'{CATALOG}.marts."{table}"'
+            if "tenant_id" in names:
+                where, params = "list_contains(?::varchar[], tenant_id)", [list(tenants)]
+            elif table in SHARED_MARTS:
+                where, params = "true", []
+            else:
+                where, params = "false", []
+            con.execute(
+                f'create table memory.marts."{table}" as select * from {source} where {where}',
+                params,
+            )
+        # The publication line, with the reader's own events: the warehouse-wide count and
+        # newest event would tell them about the other tenants' traffic.
+        con.execute(
+            "create table memory.main.publication as select published.published_at, "
+            "mine.newest_event_at, mine.events, published.reporting_currency, "
+            f"published.timezone from {CATALOG}.main.publication as published cross join ("
+            "select max(last_event_at) as newest_event_at, "
+            "cast(coalesce(sum(event_count), 0) as bigint) as events "
+            "from memory.marts.fct_session_ledger) as mine"
+        )
+    finally:
+        con.execute(f"detach {CATALOG}")
+    return con
+
+
 def current_version() -> str | None:
-    return file_version(published_path())
+    """The published copy's version as this reader sees it: file identity @ reader's scope.
+
+    Every cached query takes this as its first argument, so a cached answer computed for one
+    reader's tenants is never handed to another.
+    """
+    viewer = _viewer()
+    version = file_version(published_path())
+    return None if version is None else f"{version}@{viewer.scope}"
+
+
+def _viewer() -> Viewer:
+    viewer = current_viewer()
+    if viewer is None:
+        raise AccessDenied("this request has no reader the access file grants the boards to")
+    return viewer
 
 
 def run(version: str, sql: str, params: list | None = None) -> pd.DataFrame:
-    """Run one parameterised statement on the published copy; DECIMAL stays Decimal.
+    """Run one parameterised statement on the reader's view of the published copy; DECIMAL stays
+    Decimal.
 
-    Each call takes its own cursor: Streamlit serves sessions from several threads, and a DuckDB
-    cursor is the per-thread handle on the shared connection.
+    The reader comes from the request (dashboards/access.py), never from `version`: a version
+    naming another reader's scope is refused. Each call takes its own cursor: Streamlit serves
+    sessions from several threads, and a DuckDB cursor is the per-thread handle on the shared
+    connection.
     """
-    path = published_path()
-    cursor = _open(str(path), version).cursor()
+    viewer = _viewer()
+    file_part, _, scope = version.rpartition("@")
+    if scope != viewer.scope:
+        raise AccessDenied("this version of the boards belongs to another reader")
+    path = str(published_path())
+    if viewer.tenants is None:
+        connection, catalog = _open(path, file_part), CATALOG
+    else:
+        connection, catalog = _open_restricted(path, file_part, viewer.tenants), "memory"
+    cursor = connection.cursor()
     try:
-        cursor.execute(f"use {CATALOG}")
+        cursor.execute(f"use {catalog}")
         cursor.execute(sql, params or [])
         names = [column[0] for column in cursor.description]
         rows = cursor.fetchall()

@@ -7,6 +7,7 @@ value already rounded to cents survives the trip to a double and back to "%.2f" 
 
 from __future__ import annotations
 
+from datetime import datetime
 from decimal import ROUND_HALF_EVEN, Decimal
 
 from ledger.formatting import round_money
@@ -40,7 +41,7 @@ def percent(value: Decimal | float | None, places: int = 1) -> str:
 
 def share(value: float | Decimal | None, places: int = 1) -> str:
     """A share in [0, 1] (a rate) as a percentage: 0.125 -> `12.5%`."""
-    if value is None:
+    if value is None or pd_missing(value):
         return NO_VALUE
     return percent(Decimal(str(value)) * 100, places)
 
@@ -79,14 +80,60 @@ def points_delta(current: Decimal | float | None, previous: Decimal | float | No
     """Change of a percentage between periods, in percentage points: `+2.5 pp`."""
     if current is None or previous is None:
         return None
-    change = (Decimal(str(current)) - Decimal(str(previous))).quantize(
-        Decimal("0.1"), rounding=ROUND_HALF_EVEN
-    )
-    return f"{'+' if change >= 0 else ''}{change:,.1f} pp"
+    exact = Decimal(str(current)) - Decimal(str(previous))
+    change = abs(exact).quantize(Decimal("0.1"), rounding=ROUND_HALF_EVEN)
+    # No "+-0.0": the sign is the exact change's, a change that rounds to nothing has none.
+    if change == 0:
+        return "0.0 pp"
+    return f"{'+' if exact > 0 else '-'}{change:,.1f} pp"
+
+
+def count_delta(current: int | None, previous: int | None) -> str | None:
+    """Change of a count: `+12`, `-3`, `0`."""
+    if current is None or previous is None:
+        return None
+    change = int(current) - int(previous)
+    return f"{change:+,}" if change else "0"
+
+
+def ms_delta(current: float | Decimal | None, previous: float | Decimal | None) -> str | None:
+    """Change of a duration: `+12.5 ms`."""
+    if current is None or previous is None or pd_missing(current) or pd_missing(previous):
+        return None
+    exact = Decimal(str(current)) - Decimal(str(previous))
+    change = abs(exact).quantize(Decimal("0.1"), rounding=ROUND_HALF_EVEN)
+    if change == 0:
+        return "0.0 ms"
+    return f"{'+' if exact > 0 else '-'}{change:,.1f} ms"
+
+
+def share_delta(current: float | Decimal | None, previous: float | Decimal | None) -> str | None:
+    """Change of a rate in [0, 1], in percentage points."""
+    if current is None or previous is None or pd_missing(current) or pd_missing(previous):
+        return None
+    return points_delta(Decimal(str(current)) * 100, Decimal(str(previous)) * 100)
+
+
+def pd_missing(value: object) -> bool:
+    return isinstance(value, float) and value != value  # NaN
 
 
 def milliseconds(value: float | Decimal | None) -> str:
-    if value is None:
+    if value is None or pd_missing(value):
         return NO_VALUE
     rounded = Decimal(str(value)).quantize(Decimal("0.1"), rounding=ROUND_HALF_EVEN)
     return f"{rounded:,.1f} ms"
+
+
+def lag_text(published_at: datetime, newest: datetime | None) -> str:
+    """How far the data trails its publication: `2 d 4 h 5 min`; `—` without events."""
+    if newest is None:
+        return NO_VALUE
+    minutes = max(int((published_at - newest).total_seconds() // 60), 0)
+    days, rest = divmod(minutes, 24 * 60)
+    hours, minutes = divmod(rest, 60)
+    parts = [f"{days:,} d"] if days else []
+    if days or hours:
+        parts.append(f"{hours} h")
+    parts.append(f"{minutes} min")
+    return " ".join(parts)

@@ -12,7 +12,17 @@ Simulates (once, cached under data/bench/) about 5 million events, then in one r
 5. `ledger build` (reference data, dbt build with tests, publish) on that warehouse, and the same
    build on Apache Spark (`LEDGER_ENGINE=spark`, pyspark `local[2]`) of a copy of it, with a check
    that both engines export the identical session ledger (`--no-spark` leaves Spark out);
+6. publishing on a copy of that home: everything new, again with nothing changed (every Parquet
+   part reused), and with the ledger's newest day changed;
+7. each board page's first (cold caches, fresh connection) and warm render time on that home,
+   through Streamlit's AppTest (goal: no page over 500 ms on first render);
+8. the pipeline at `--replay-scale` (default 10) times a recorded volume made by `ledger
+replay` (SPEC 11): a simulated week (`--replay-sessions-per-day`, `--replay-days`) is ingested and
+built, replayed N times into a fresh home, and that is ingested and built (`--replay-scale 0`
+skips it; `--only-replay` runs it alone, e.g. small: `--only-replay --replay-sessions-per-day 4
+--replay-days 1 --replay-scale 3`);
 and, first, the events/s the HTTP collector accepts from N concurrent clients (`--collector-clients`).
+`--boards-only` runs 6 and 7 alone on the bench home an earlier run built (at any size).
 It prints the rates and their ratios; the README quotes the figures.
 """
 
@@ -278,12 +288,151 @@ def spark_build_figures(settings: Settings, duckdb_seconds: float) -> dict:
     }
 
 
+def replay_bench(scale: int, sessions_per_day: int, days: int) -> dict[str, float]:
+    """Ingest and build a recorded period, then the same period replayed `scale` times."""
+    from datetime import date, timedelta
+
+    from ledger.build import run_build
+    from ledger.ingest import ingest_paths
+    from ledger.replay import replay
+    from ledger.simulate import simulate
+
+    root = BENCH_DIR / "replay"
+    shutil.rmtree(root, ignore_errors=True)
+    start = date(2026, 11, 2)
+    figures: dict[str, float] = {"replay_scale": scale}
+    recorded = Settings(home=root / "recorded", reference_dir=REPO_ROOT / "data" / "reference")
+    replayed = Settings(home=root / "replayed", reference_dir=recorded.reference_dir)
+    for settings in (recorded, replayed):
+        settings.ensure_dirs()
+    simulate(recorded.landing_dir, tenants=3, days=days, start=start,
+             sessions_per_day=sessions_per_day, bad_row_share=0.0, duplicate_share=0.0)  # fmt: skip
+    for label, settings in (("recorded", recorded), ("replayed", replayed)):
+        if label == "replayed":
+            started = time.perf_counter()
+            summary = replay(
+                recorded,
+                settings.landing_dir,
+                date_from=start - timedelta(days=1),
+                date_to=start + timedelta(days=days),
+                scale=scale,
+            )
+            figures["replay_seconds"] = round(time.perf_counter() - started, 2)
+            print(
+                f"ledger replay:     {summary.sessions:,} sessions x {scale} = "
+                f"{summary.events:,} events in {figures['replay_seconds']:.2f}s"
+            )
+        started = time.perf_counter()
+        results = ingest_paths(settings, [settings.landing_dir])
+        ingest_seconds = time.perf_counter() - started
+        events = sum(r.accepted for r in results)
+        outcome = run_build(settings)
+        if not outcome.success:
+            raise RuntimeError("\n".join(outcome.lines))
+        print(
+            f"{label:>8} x{1 if label == 'recorded' else scale}: {events:,} events, ingest "
+            f"{ingest_seconds:.2f}s, build {outcome.seconds:.1f}s "
+            f"({events / outcome.seconds:,.0f} events/s built)"
+        )
+        figures[f"{label}_events"] = events
+        figures[f"{label}_ingest_seconds"] = round(ingest_seconds, 2)
+        figures[f"{label}_build_seconds"] = round(outcome.seconds, 1)
+    print(
+        f"build time at x{scale} / at x1 = "
+        f"{figures['replayed_build_seconds'] / figures['recorded_build_seconds']:.1f}"
+    )
+    return figures
+
+
+BOARD_PAGES = ("overview", "margin", "experience", "combined", "sessions", "data_quality")
+FIRST_RENDER_GOAL_MS = 500
+
+
+def board_render_times(settings: Settings) -> dict[str, float]:
+    """Each board page's first and warm render time in ms (AppTest, in this process).
+
+    First: Streamlit's caches cleared (so a new connection to the published file and every query
+    run cold), then the page's script run. Warm: the same page run again.
+    """
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    os.environ["LEDGER_HOME"] = str(settings.home)
+    app = str(REPO_ROOT / "dashboards" / "app.py")
+    figures: dict[str, float] = {}
+    for page in BOARD_PAGES:
+        # An untimed run first: a new AppTest scans every installed package for Streamlit
+        # components (seconds, once per server in production), which is no page's render time.
+        at = AppTest.from_file(app, default_timeout=300).run()
+        st.cache_data.clear()
+        st.cache_resource.clear()
+        at.switch_page(f"app_pages/{page}.py")
+        started = time.perf_counter()
+        at.run()
+        first = (time.perf_counter() - started) * 1000
+        if at.exception:
+            raise RuntimeError(f"board page {page} failed: {[e.value for e in at.exception]}")
+        started = time.perf_counter()
+        at.run()
+        warm = (time.perf_counter() - started) * 1000
+        over = "  OVER the 500 ms goal" if first > FIRST_RENDER_GOAL_MS else ""
+        print(f"board {page:<13} first render {first:6.0f} ms, warm {warm:6.0f} ms{over}")
+        figures[f"board_{page}_first_ms"] = round(first)
+        figures[f"board_{page}_warm_ms"] = round(warm)
+    return figures
+
+
+def publish_times(settings: Settings) -> dict[str, float]:
+    """Publishing cost: everything written, nothing changed, and one week of one mart changed.
+
+    Runs on a copy of the home's warehouse and published folder, so the bench home is untouched.
+    """
+    import tempfile
+
+    from ledger.publish import publish
+    from ledger.warehouse import connect, copy_warehouse
+
+    figures: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(dir=BENCH_DIR) as folder:
+        copy = settings.model_copy(update={"home": Path(folder) / "home"})
+        copy_warehouse(settings.warehouse_path, copy.warehouse_path)
+
+        def timed(label: str) -> None:
+            started = time.perf_counter()
+            result = publish(copy)
+            seconds = time.perf_counter() - started
+            size = sum(
+                p.stat().st_size for p in copy.published_path.parent.rglob("*") if p.is_file()
+            )
+            print(
+                f"publish ({label}): {seconds:.2f}s, {result.parts_written} parts written, "
+                f"{result.parts_reused} reused ({size / 1e6:,.1f} MB on disk)"
+            )
+            figures[f"publish_{label.replace(' ', '_')}_seconds"] = round(seconds, 2)
+
+        timed("all new")
+        timed("unchanged")
+        with connect(copy.warehouse_path) as con:
+            con.execute(
+                "update marts.fct_session_ledger set total_cost = total_cost + 1 "
+                "where business_date = (select max(business_date) from marts.fct_session_ledger)"
+            )
+        timed("one day of the ledger changed")
+    return figures
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions-per-day", type=int, default=500)
     parser.add_argument("--format", choices=["jsonl", "parquet"], default="jsonl")
     parser.add_argument("--skip-build", action="store_true")
     parser.add_argument("--no-spark", action="store_true", help="no Spark build beside DuckDB's")
+    parser.add_argument(
+        "--refresh-sessions-per-day",
+        type=int,
+        default=20,
+        help="daily volume of the refresh bench, one new day on 30 vs 365 days (0: skip)",
+    )
     parser.add_argument("--collector-clients", type=int, default=8)
     parser.add_argument(
         "--memory-mb",
@@ -291,7 +440,33 @@ def main() -> None:
         default=1024,
         help="size of the one file whose ingest peak RSS is measured (0: skip)",
     )
+    parser.add_argument("--replay-scale", type=int, default=10)
+    parser.add_argument("--replay-sessions-per-day", type=int, default=50)
+    parser.add_argument("--replay-days", type=int, default=7)
+    parser.add_argument("--only-replay", action="store_true")
+    parser.add_argument(
+        "--boards-only",
+        action="store_true",
+        help="only the publish and board render timings, on the bench home an earlier run built",
+    )
+    parser.add_argument(
+        "--home",
+        type=Path,
+        default=BENCH_DIR / "home",
+        help="with --boards-only: the built home to time (default: the bench home)",
+    )
     args = parser.parse_args()
+    if args.boards_only:
+        settings = Settings.from_env({"LEDGER_HOME": str(args.home)})
+        if not settings.published_path.exists():
+            raise SystemExit("no bench home built yet: run `python -m ledger.bench` first")
+        figures = {**publish_times(settings), **board_render_times(settings)}
+        (BENCH_DIR / "last_boards_run.json").write_text(json.dumps(figures, indent=2))
+        return
+    if args.only_replay:
+        figures = replay_bench(args.replay_scale, args.replay_sessions_per_day, args.replay_days)
+        (BENCH_DIR / "last_replay_run.json").write_text(json.dumps(figures, indent=2))
+        return
     collector_rate = collector_events_per_second(args.collector_clients)
 
     files = _simulated(args.sessions_per_day, args.format)
@@ -363,6 +538,17 @@ def main() -> None:
         figures["build_success"] = outcome.success
         if not args.no_spark and outcome.success:
             figures.update(spark_build_figures(settings, outcome.seconds))
+        if outcome.success:
+            figures.update(publish_times(settings))
+            figures.update(board_render_times(settings))
+    if args.replay_scale:
+        figures.update(
+            replay_bench(args.replay_scale, args.replay_sessions_per_day, args.replay_days)
+        )
+    if args.refresh_sessions_per_day:
+        from ledger import bench_refresh
+
+        figures.update(bench_refresh.run(args.refresh_sessions_per_day, tenants=5))
     (BENCH_DIR / "last_run.json").write_text(json.dumps(figures, indent=2))
 
 

@@ -1,4 +1,9 @@
-"""`ledger serve`: the Streamlit boards on the published copy of the marts."""
+"""`ledger serve`: the Streamlit boards on the published copy of the marts.
+
+Safe by default: the boards bind 127.0.0.1, for the operator on this machine, who sees every
+tenant. Serving them on any other address needs the access file (ledger/access.py), so that every
+reader signs in and sees only the tenants it grants them.
+"""
 
 from __future__ import annotations
 
@@ -7,14 +12,23 @@ import signal
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
+from ledger.access import AccessConfig, load_access
 from ledger.settings import REPO_ROOT, Settings
 
 APP = REPO_ROOT / "dashboards" / "app.py"
+LOCALHOST = "127.0.0.1"
+_LOCAL_ADDRESSES = {"127.0.0.1", "localhost", "::1"}
 
 
-def streamlit_command(port: int, *, address: str | None = None) -> list[str]:
-    """`python -m streamlit run dashboards/app.py` headless on `port`, with the current interpreter."""
+class ServeRefused(ValueError):
+    """`ledger serve` would expose the boards without sign-in, or cannot sign anyone in."""
+
+
+def streamlit_command(port: int, *, address: str = LOCALHOST) -> list[str]:
+    """`python -m streamlit run dashboards/app.py` headless on `address`:`port` (127.0.0.1 unless
+    told otherwise), with the current interpreter."""
     command = [
         sys.executable,
         "-m",
@@ -30,9 +44,9 @@ def streamlit_command(port: int, *, address: str | None = None) -> list[str]:
         # A product, not a notebook: no "Deploy" button or developer menu for its readers.
         "--client.toolbarMode",
         "viewer",
+        "--server.address",
+        address,
     ]
-    if address:
-        command += ["--server.address", address]
     return command
 
 
@@ -44,19 +58,83 @@ def boards_environment(settings: Settings) -> dict[str, str]:
         "LEDGER_REFERENCE_DIR": str(settings.reference_dir),
         "LEDGER_REPORTING_CURRENCY": settings.reporting_currency,
         "LEDGER_TIMEZONE": settings.timezone,
+        "LEDGER_ACCESS_FILE": str(settings.access_path),
     }
 
 
-def serve(settings: Settings, port: int) -> None:
+def check_access(settings: Settings, address: str) -> AccessConfig | None:
+    """The access file the boards will enforce; ServeRefused when `address` is not this machine
+    and there is none (AccessError from ledger.access when the file is unusable)."""
+    config = load_access(settings.access_path)
+    if config is None and address not in _LOCAL_ADDRESSES:
+        raise ServeRefused(
+            f"the boards on {address} would be open to the network without sign-in: write the "
+            f"access file {settings.access_path} (mode proxy or oidc, and each reader's tenants; "
+            "see README 'Boards sign-in') or serve on 127.0.0.1"
+        )
+    if config is not None and config.mode == "oidc":
+        _check_oidc()
+    return config
+
+
+def secrets_files() -> list[Path]:
+    """Where Streamlit reads secrets.toml from, for `ledger serve` (its working directory first)."""
+    return [Path.cwd() / ".streamlit" / "secrets.toml", Path.home() / ".streamlit" / "secrets.toml"]
+
+
+OIDC_KEYS = ("redirect_uri", "cookie_secret")
+
+
+def _check_oidc() -> None:
+    import importlib.util
+    import tomllib
+
+    if importlib.util.find_spec("authlib") is None:
+        raise ServeRefused(
+            "access mode oidc signs people in with Streamlit's st.login, which needs the Authlib "
+            "package (`make env` installs it), or use mode proxy behind an auth proxy"
+        )
+    for path in secrets_files():
+        try:
+            auth = tomllib.loads(path.read_text(encoding="utf-8")).get("auth")
+        except FileNotFoundError:
+            continue
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise ServeRefused(f"{path}: cannot be read as TOML ({type(exc).__name__})") from None
+        if not isinstance(auth, dict):
+            continue
+        missing = [key for key in OIDC_KEYS if not auth.get(key)]
+        providers = [value for value in auth.values() if isinstance(value, dict)]
+        if not (auth.get("client_id") or any(p.get("client_id") for p in providers)):
+            missing.append("client_id (in [auth] or an [auth.<provider>] section)")
+        if missing:
+            raise ServeRefused(f"{path}: [auth] lacks {', '.join(missing)} for access mode oidc")
+        return
+    raise ServeRefused(
+        "access mode oidc needs an [auth] section (redirect_uri, cookie_secret, client_id, "
+        "client_secret, server_metadata_url) in "
+        + " or ".join(str(path) for path in secrets_files())
+    )
+
+
+def serve(settings: Settings, port: int, address: str = LOCALHOST) -> None:
     """Print the URL, then serve the boards until interrupted (Ctrl-C)."""
+    config = check_access(settings, address)
     if not settings.published_path.exists():
         print(
             f"No published copy at {settings.published_path} yet: the boards will explain how to "
             "load data (`ledger simulate` then `ledger build`).",
             flush=True,
         )
-    print(f"Boards: http://localhost:{port}  (Ctrl-C to stop)", flush=True)
-    server = subprocess.Popen(streamlit_command(port), env=boards_environment(settings))
+    host = "localhost" if address in _LOCAL_ADDRESSES else address
+    if config is None:
+        signin = "no access file: this machine only, every tenant"
+    else:
+        signin = f"sign-in {config.mode}, {len(config.users)} readers in {settings.access_path}"
+    print(f"Boards: http://{host}:{port}  ({signin}; Ctrl-C to stop)", flush=True)
+    server = subprocess.Popen(
+        streamlit_command(port, address=address), env=boards_environment(settings)
+    )
     if threading.current_thread() is threading.main_thread():
         # `kill <pid>` of this process stops the server too, as Ctrl-C does.
         signal.signal(signal.SIGTERM, _interrupt)

@@ -44,7 +44,7 @@ def main() -> None:
     """Cost ledger and FinOps analytics for production voice agents.
 
     Settings come from the environment: LEDGER_HOME, LEDGER_REFERENCE_DIR,
-    LEDGER_REPORTING_CURRENCY, LEDGER_TIMEZONE, LEDGER_WEBHOOK_URL.
+    LEDGER_REPORTING_CURRENCY, LEDGER_TIMEZONE, LEDGER_WEBHOOK_URL, LEDGER_ACCESS_FILE.
     """
 
 
@@ -66,6 +66,12 @@ def schema() -> None:
 @click.option("--seed", default=7, show_default=True, type=int)
 @click.option("--sessions-per-day", type=click.IntRange(1), help="Volume knob (500 ~ 5M events).")
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "parquet"]), default="jsonl")
+@click.option(
+    "--shadow/--no-shadow",
+    default=True,
+    show_default=True,
+    help="Also emit a shadow endpointing candidate's turn.shadow decisions (SPEC 11).",
+)
 def simulate(
     out: Path | None,
     tenants: int,
@@ -74,6 +80,7 @@ def simulate(
     seed: int,
     sessions_per_day: int | None,
     fmt: str,
+    shadow: bool,
 ) -> None:
     """Write seeded, realistic contract events into the landing folder."""
     from ledger.simulate import simulate as run_simulation
@@ -97,6 +104,7 @@ def simulate(
             sessions_per_day=sessions_per_day,
             fmt=fmt,  # type: ignore[arg-type]
             progress=lambda rows: progress.update(task, completed=rows),
+            shadow=shadow,
         )
     console.print(
         f"simulated {summary.events:,} events in {summary.sessions:,} sessions "
@@ -204,18 +212,25 @@ def recover() -> None:
 
 
 @main.command()
-def build() -> None:
+@click.option(
+    "--full-refresh",
+    is_flag=True,
+    help="Recompute every model from all events (default: only what new data and reference "
+    "edits touch).",
+)
+def build(full_refresh: bool) -> None:
     """Ingest new landing files, reload reference data, run dbt build and publish the marts.
 
     Runs the Dagster job `build_ledger` in this process; on any failure the published copy the
-    boards read stays as it was.
+    boards read stays as it was. A build recomputes only the sessions and weeks new data touches;
+    the first build of a warehouse, and `--full-refresh`, recompute everything.
     """
     from ledger.build import run_build
 
     settings = _settings()
     settings.ensure_dirs()
-    console.print("building: ingest -> reference data -> dbt build -> publish ...")
-    outcome = run_build()
+    console.print("building: ingest -> reference data -> refresh plan -> dbt build -> publish ...")
+    outcome = run_build(settings, full_refresh=full_refresh)
     for line in outcome.lines:
         console.print(line, highlight=False)
     if not outcome.success:
@@ -223,6 +238,143 @@ def build() -> None:
             "the build failed; the boards keep the previous published copy. "
             "Fix the cause above and run `ledger build` again."
         )
+
+
+@main.command()
+@click.option(
+    "--from",
+    "date_from",
+    required=True,
+    type=click.DateTime(["%Y-%m-%d"]),
+    help="First business date of the recorded sessions.",
+)
+@click.option(
+    "--to", "date_to", required=True, type=click.DateTime(["%Y-%m-%d"]), help="Last business date."
+)
+@click.option("--tenant", help="Only this tenant's sessions.")
+@click.option(
+    "--scale", default=1, show_default=True, type=click.IntRange(1), help="Copies of each session."
+)
+@click.option(
+    "--speed",
+    default=1.0,
+    show_default=True,
+    type=click.FloatRange(0, min_open=True),
+    help="Time compression around the window's start (2 = twice as fast).",
+)
+@click.option(
+    "--shift-minutes",
+    default=0,
+    show_default=True,
+    type=int,
+    help="Fixed offset added to every time (may be negative).",
+)
+@click.option(
+    "--seed",
+    default=7,
+    show_default=True,
+    type=int,
+    help="The new ids are deterministic from it and the copy number.",
+)
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="Folder for the landing files (e.g. the landing folder).",
+)
+def replay(date_from, date_to, tenant, scale, speed, shift_minutes, seed, out: Path) -> None:
+    """Re-emit recorded sessions as contract events: new ids, source `<source>-replay`, shifted
+    times, N copies each, as Parquet landing files (SPEC 11)."""
+    from datetime import timedelta
+
+    from ledger.replay import ReplayError
+    from ledger.replay import replay as run_replay
+
+    try:
+        summary = run_replay(
+            _settings(),
+            out,
+            date_from=date_from.date(),
+            date_to=date_to.date(),
+            tenant=tenant,
+            scale=scale,
+            speed=speed,
+            shift=timedelta(minutes=shift_minutes),
+            seed=seed,
+        )
+    except ReplayError as exc:
+        raise click.ClickException(str(exc)) from exc
+    console.print(
+        f"replayed {summary.sessions:,} sessions x {scale} = {summary.copies:,} sessions, "
+        f"{summary.events:,} events, into {len(summary.files)} files under {out}",
+        highlight=False,
+    )
+
+
+@main.command()
+@click.option(
+    "--reference",
+    "reference_dir",
+    required=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Folder of candidate reference data (rate_card.csv, price_plans.csv, ...).",
+)
+@click.option(
+    "--route-map",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="CSV phase,route,provider,model: which model serves each LLM phase/route.",
+)
+@click.option("--from", "date_from", type=click.DateTime(["%Y-%m-%d"]), help="First business date.")
+@click.option("--to", "date_to", type=click.DateTime(["%Y-%m-%d"]), help="Last business date.")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    help="FILE stem for FILE.csv and FILE.xlsx (default: the reports folder, whatif-<digest>).",
+)
+def whatif(reference_dir: Path, route_map, date_from, date_to, out) -> None:
+    """Reprice a past period under candidate reference data, in a scratch copy (SPEC 11): per
+    tenant cost, revenue and margin now and under the candidate. The published ledger is never
+    touched."""
+    from ledger.formatting import money, signed_money
+    from ledger.reference import ReferenceDataError
+    from ledger.transform import DbtRunError
+    from ledger.whatif import WhatIfError, what_if, write_outputs
+
+    settings = _settings()
+    try:
+        result = what_if(
+            settings,
+            reference_dir,
+            route_map=route_map,
+            date_from=date_from.date() if date_from else None,
+            date_to=date_to.date() if date_to else None,
+        )
+    except (WhatIfError, ReferenceDataError, DbtRunError, FileNotFoundError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    from rich.table import Table
+
+    table = Table(title=f"what-if under {reference_dir} ({result.currency}; candidate - now)")
+    for title in ("tenant", "cost now", "cost candidate", "difference", "revenue now",
+                  "revenue candidate", "difference", "margin now", "margin candidate",
+                  "difference"):  # fmt: skip
+        table.add_column(title, justify="left" if title == "tenant" else "right")
+    for row in result.tenants:
+        table.add_row(
+            row.tenant_id,
+            money(row.cost_now),
+            money(row.cost_candidate),
+            signed_money(row.cost_difference),
+            money(row.revenue_now),
+            money(row.revenue_candidate),
+            signed_money(row.revenue_difference),
+            money(row.margin_now),
+            money(row.margin_candidate),
+            signed_money(row.margin_difference),
+        )
+    Console(soft_wrap=True).print(table)
+    stem = out or settings.reports_dir / f"whatif-{result.reference_digest[:12]}"
+    csv_path, xlsx_path = write_outputs(result, stem)
+    console.print(f"wrote {csv_path} and {xlsx_path}", highlight=False)
 
 
 @main.group()
@@ -384,11 +536,26 @@ def reconcile_import(file: Path) -> None:
 
 @main.command()
 @click.option("--port", default=8501, show_default=True, type=int)
-def serve(port: int) -> None:
-    """Serve the Streamlit boards on the published copy."""
+@click.option(
+    "--address",
+    default="127.0.0.1",
+    show_default=True,
+    help="Bind address; any other than this machine needs the access file (sign-in).",
+)
+def serve(port: int, address: str) -> None:
+    """Serve the Streamlit boards on the published copy.
+
+    Binds 127.0.0.1 by default. With LEDGER_HOME/access.yaml (or LEDGER_ACCESS_FILE) every reader
+    signs in (auth-proxy header or Streamlit OIDC) and sees only the tenants it grants them.
+    """
+    from ledger.access import AccessError
+    from ledger.boards import ServeRefused
     from ledger.boards import serve as run_boards
 
-    run_boards(_settings(), port=port)
+    try:
+        run_boards(_settings(), port=port, address=address)
+    except (AccessError, ServeRefused) as exc:
+        raise click.ClickException(str(exc)) from exc
 
 
 @main.command()
@@ -433,10 +600,12 @@ def alerts_run(day: str | None) -> None:
 
     Alerts go to LEDGER_WEBHOOK_URL (Slack-compatible JSON) when it is set, otherwise to
     alerts/notifications.jsonl under LEDGER_HOME and this terminal. Every anomaly, sent or not,
-    is kept in the warehouse table ops.anomalies.
+    is kept in the warehouse table ops.anomalies. Exits 1 when a notification could not be
+    delivered (it is kept and retried on the next run).
     """
     from datetime import date
 
+    from ledger.alerts.delivery import WebhookURLError
     from ledger.alerts.figures import MartsMissingError
     from ledger.alerts.run import run_alerts
 
@@ -452,10 +621,15 @@ def alerts_run(day: str | None) -> None:
             day or None,
             echo=lambda text: console.print(f"alert: {text}", highlight=False, markup=False),
         )
-    except MartsMissingError as exc:
-        raise click.ClickException(str(exc)) from exc
+    except (MartsMissingError, WebhookURLError) as exc:
+        raise click.ClickException(str(exc)) from None
     for line in result.lines:
         console.print(line, highlight=False, markup=False)
+    if result.failed:
+        raise click.ClickException(
+            f"{result.failed} notifications could not be delivered (kept in ops.deliveries, "
+            "retried by the next `ledger alerts run`)"
+        )
 
 
 @main.group()

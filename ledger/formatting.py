@@ -56,3 +56,35 @@ def points(value: Decimal | None, signed: bool = False) -> str:
     rounded = value.quantize(Decimal("0.1"), rounding=ROUND_HALF_EVEN)
     sign = "+" if signed and rounded > 0 else ""
     return f"{sign}{rounded} pp"
+
+
+def round_places(value: Decimal | int | None, places: int = 2) -> Decimal | None:
+    """Half-even to `places` decimals; None stays None."""
+    if value is None:
+        return None
+    return Decimal(value).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_EVEN)
+
+
+def round_to_total(values: list[Decimal | int | None], places: int = 2) -> list[Decimal | None]:
+    """Each value half-even to `places`, then nudged by one unit where needed so that the shown
+    values add up to their exact total rounded half-even (the total people read next to them).
+
+    The nudged values are the ones whose rounding moved them furthest from the exact amount (the
+    first of equals), so no value moves by more than one unit of the last place. Unknown values
+    stay unknown and are not part of the total.
+    """
+    unit = Decimal(1).scaleb(-places)
+    exact = [None if v is None else Decimal(v) for v in values]
+    shown = [round_places(v, places) for v in exact]
+    known = [i for i, v in enumerate(exact) if v is not None]
+    if not known:
+        return shown
+    total = round_places(sum(exact[i] for i in known), places)
+    units = int((total - sum(shown[i] for i in known)) / unit)
+    if units:
+        # Rounded down the most first when the rows fall short; rounded up the most when over.
+        error = {i: exact[i] - shown[i] for i in known}
+        order = sorted(known, key=lambda i: (-error[i] if units > 0 else error[i], i))
+        for i in order[: abs(units)]:
+            shown[i] += unit if units > 0 else -unit
+    return shown

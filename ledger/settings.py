@@ -9,6 +9,7 @@
 | `LEDGER_WEBHOOK_URL`        | unset                           | Slack-compatible alert webhook           |
 | `LEDGER_QUARANTINE_RETENTION_DAYS` | `30`                     | days a quarantined line keeps its raw text |
 | `LEDGER_ENGINE`             | `duckdb`                        | engine dbt runs on: `duckdb` or `spark`  |
+| `LEDGER_ACCESS_FILE`        | `$LEDGER_HOME/access.yaml`      | who may read the boards (ledger/access.py) |
 """
 
 from __future__ import annotations
@@ -39,6 +40,9 @@ class Settings(BaseModel):
     # The engine the dbt project runs on (dbt target `local` or `spark`, see dbt/profiles.yml):
     # DuckDB, embedded, or Apache Spark (a local pyspark `local[2]`; a cluster is a profile change).
     engine: str = "duckdb"
+    # Who may read the boards and which tenants each sees (ledger/access.py); None: the default
+    # place, `home/access.yaml`.
+    access_file: Path | None = None
 
     @field_validator("quarantine_retention_days")
     @classmethod
@@ -89,6 +93,9 @@ class Settings(BaseModel):
             webhook_url=env.get("LEDGER_WEBHOOK_URL") or None,
             quarantine_retention_days=env.get("LEDGER_QUARANTINE_RETENTION_DAYS") or 30,
             engine=env.get("LEDGER_ENGINE") or "duckdb",
+            access_file=Path(env["LEDGER_ACCESS_FILE"]).resolve()
+            if env.get("LEDGER_ACCESS_FILE")
+            else None,
         )
 
     # Everything the pipeline writes lives under `home`, so one variable moves a whole installation.
@@ -105,6 +112,11 @@ class Settings(BaseModel):
         """The read-only copy of the marts the boards read; replaced atomically after each build."""
         # Not "marts.duckdb": a file's stem is its catalog name and would clash with schema `marts`.
         return self.home / "published" / "boards.duckdb"
+
+    @property
+    def access_path(self) -> Path:
+        """The boards' access file (sign-in mode and each reader's tenants), present or not."""
+        return self.access_file or self.home / "access.yaml"
 
     @property
     def reports_dir(self) -> Path:

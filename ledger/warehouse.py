@@ -7,6 +7,7 @@ not contend with the pipeline (the boards) read the published copy instead (`led
 from __future__ import annotations
 
 import os
+import shutil
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -223,6 +224,7 @@ def land_events(
     relation: str,
     *,
     file_id: int | None,
+    file_id_from_rows: bool = False,
     batch_id: str | None = None,
     committed_at: datetime | None = None,
     refresh: bool = True,
@@ -233,9 +235,12 @@ def land_events(
 
     Must run inside the caller's transaction: the files become part of raw.events only when it
     commits; if it does not, the caller deletes the returned files (else the next ingest does, as
-    orphans). Each file is written under a temporary name, flushed to disk, then renamed.
+    orphans). The files are written in a staging folder, flushed to disk, then renamed (the rows
+    of a date in no particular order).
     `run` executes the statements that read `relation` (default: on `con`), for a relation that
-    names a Python object only the caller's scope can see.
+    names a Python object only the caller's scope can see. With `file_id_from_rows`, a Parquet
+    file's manifest `file_id` is that of its rows when they all come from one landing file (NULL
+    when several landing files committed together share it; each event keeps its own file_id).
     """
     run = run or (lambda sql: con.execute(sql).fetchall())
     root = raw_root(con)
@@ -243,32 +248,62 @@ def land_events(
     committed_at = committed_at or datetime.now(UTC).replace(tzinfo=None)
     columns = ", ".join(name for name, _ in raw_event_columns())
     written: list[Path] = []
-    dates = run(
-        f"select cast(occurred_at as date) as d, count(*), min(occurred_at), max(occurred_at) "
-        f"from {relation} group by all order by d nulls first"
+    files_of_date = (
+        "case when count(distinct file_id) = 1 then min(file_id) end"
+        if file_id_from_rows
+        else "cast(null as bigint)"
     )
+    dates = run(
+        f"select cast(occurred_at as date) as d, count(*), min(occurred_at), max(occurred_at), "
+        f"{files_of_date} from {relation} group by all order by d nulls first"
+    )
+    # Every date's file in one pass over the relation, into a staging folder (a killed run leaves
+    # it to `remove_orphan_event_files`), then each renamed into its date's folder.
+    staging = root / "events" / f".{batch_id}.tmp"
     try:
-        for number, (day, rows, first, last) in enumerate(dates):
-            folder = f"event_date={day.isoformat() if day else 'unknown'}"
-            relative = f"events/{folder}/{batch_id}-{number}.parquet"
-            final = root / relative
-            final.parent.mkdir(parents=True, exist_ok=True)
-            temporary = final.with_name("." + final.name + ".tmp")
-            where = "occurred_at is null" if day is None else f"cast(occurred_at as date) = '{day}'"
-            # In the relation's order (the lines' order: DuckDB preserves insertion order), not
-            # sorted again.
+        if dates:
+            staging.mkdir(parents=True, exist_ok=True)
             run(
-                f"copy (select {columns} from {relation} where {where}) "
-                f"to {_literal(str(temporary))} (format parquet, compression zstd)"
+                f"copy (select {columns}, coalesce(cast(cast(occurred_at as date) as varchar), "
+                f"'unknown') as __event_date from {relation}) to {_literal(str(staging))} "
+                "(format parquet, compression zstd, partition_by (__event_date), "
+                "overwrite_or_ignore)"
             )
-            _fsync(temporary)
-            os.replace(temporary, final)
-            written.append(final)
-            _fsync(final.parent)
-            con.execute(
-                "insert into raw.event_files values (?, ?, ?, ?, ?, ?, ?, ?)",
-                [relative, batch_id, file_id, day, rows, first, last, committed_at],
+        number = 0
+        for day, rows, first, last, one_file in dates:
+            folder = f"event_date={day.isoformat() if day else 'unknown'}"
+            made = sorted(
+                (staging / f"__event_date={day.isoformat() if day else 'unknown'}").glob(
+                    "*.parquet"
+                )
             )
+            for path in made:
+                relative = f"events/{folder}/{batch_id}-{number}.parquet"
+                number += 1
+                final = root / relative
+                final.parent.mkdir(parents=True, exist_ok=True)
+                if len(made) > 1:  # the writer split the date: each file its own figures
+                    [(rows, first, last)] = con.execute(
+                        "select count(*), min(occurred_at), max(occurred_at) "
+                        f"from read_parquet({_literal(str(path))})"
+                    ).fetchall()
+                _fsync(path)
+                os.replace(path, final)
+                written.append(final)
+                _fsync(final.parent)
+                con.execute(
+                    "insert into raw.event_files values (?, ?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        relative,
+                        batch_id,
+                        one_file if file_id_from_rows else file_id,
+                        day,
+                        rows,
+                        first,
+                        last,
+                        committed_at,
+                    ],
+                )
         run(
             f"insert into raw.event_keys select source, event_id, key_hash, payload_hash, "
             f"file_id, line_number, {_literal(batch_id)} from {relation}"
@@ -279,6 +314,8 @@ def land_events(
         for path in written:
             path.unlink(missing_ok=True)
         raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
     return written
 
 
@@ -302,6 +339,9 @@ def remove_orphan_event_files(con: duckdb.DuckDBPyConnection) -> list[Path]:
         if path.is_file() and str(path.relative_to(root.parent)) not in listed:
             path.unlink()
             removed.append(path)
+    # The staging folders of killed writes (`land_events`), now empty.
+    for folder in sorted(root.glob(".*.tmp"), reverse=True):
+        shutil.rmtree(folder, ignore_errors=True)
     return removed
 
 

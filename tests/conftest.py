@@ -26,6 +26,7 @@ BUILD_FIXTURES = frozenset(
         "collect_run",
         "finops_home",
         "pipeline_home",
+        "planning_home",
     }
 )
 
@@ -219,3 +220,24 @@ def boards_home(tmp_path_factory: pytest.TempPathFactory) -> Settings:
         landing_files=boards_write_landing,
         ingest_time=datetime(2026, 1, 1),
     )
+
+
+# ---- planning (shadow mode, capacity, replay, what-if): one shadow-enabled week -------------------
+
+# Two tenants for the ISO week 2026-W45 with the simulator's shadow candidate `eou-v2`: better on
+# acme-telecom, worse on bright-bank (ledger.simulate.shadow).
+PLANNING_SIMULATION = {
+    "tenants": 2,
+    "days": 7,
+    "start": date(2026, 11, 2),
+    "sessions_per_day": 6,
+    "shadow": True,
+    "bad_row_share": 0.0,
+    "duplicate_share": 0.0,
+}
+
+
+@pytest.fixture(scope="session")
+def planning_home(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    """A published copy of PLANNING_SIMULATION, built by the job; tests never change it."""
+    return build_home(tmp_path_factory.mktemp("planning"), simulation=PLANNING_SIMULATION)

@@ -52,6 +52,13 @@ def frame(at: AppTest, first_header: str) -> pd.DataFrame:
     return found[0]
 
 
+def table(at: AppTest, header: str) -> pd.DataFrame:
+    """The one shown table that has a column `header`."""
+    found = [d.value for d in at.dataframe if header in d.value.columns]
+    assert len(found) == 1, [list(d.value.columns) for d in at.dataframe]
+    return found[0]
+
+
 def records(table: pd.DataFrame, columns: list[str]) -> list[tuple]:
     return [
         tuple(None if pd.isna(v) else v for v in row)
@@ -65,27 +72,93 @@ def records(table: pd.DataFrame, columns: list[str]) -> list[tuple]:
 def test_overview_shows_the_period_totals_and_the_change_against_the_previous_period(boards_env):
     at = open_page("overview")
 
+    # The comparison period 2025-03-08..09 starts before the ledger (2025-03-09): every change
+    # is marked partial.
     assert metrics(at) == {
-        "Revenue": ("CNY 3.40", "+CNY 2.80 (+466.7%)"),
+        "Revenue": ("CNY 3.40", "+CNY 2.80 (+466.7%) · partial"),
         # 0.8088 against 0.0144 the previous two days (2025-03-08 and 09).
-        "Cost": ("CNY 0.81", "+CNY 0.79 (+5,516.7%)"),
-        "Gross margin": ("CNY 2.59", "+CNY 2.01 (+342.5%)"),
-        "Gross margin %": ("76.21%", "-21.4 pp"),
+        "Cost": ("CNY 0.81", "+CNY 0.79 (+5,516.7%) · partial"),
+        "Gross margin": ("CNY 2.59", "+CNY 2.01 (+342.5%) · partial"),
+        "Gross margin %": ("76.21%", "-21.4 pp · partial"),
         # 0.8088 / (3 + 100/60) billable minutes = 0.1733; before 0.0144 / 1.
-        "Cost per billable minute": ("CNY 0.17", "+CNY 0.16 (+1,103.6%)"),
-        "Interruption waste": ("CNY 0.09", "+CNY 0.09"),
-        "Cache savings": ("CNY 0.43", "+CNY 0.43"),
-        "Sessions": ("2", "+1"),
+        "Cost per billable minute": ("CNY 0.17", "+CNY 0.16 (+1,103.6%) · partial"),
+        "Interruption waste": ("CNY 0.09", "+CNY 0.09 · partial"),
+        "Cache savings": ("CNY 0.43", "+CNY 0.43 · partial"),
+        "Sessions": ("2", "+1 · partial"),
     }
     captions = " ".join(c.value for c in at.caption)
-    assert "Changes are against 2025-03-08 to 2025-03-09" in captions
+    assert (
+        "Changes are against 2025-03-08 to 2025-03-09 (marked partial): the comparison period "
+        "has no data before 2025-03-09 (2025-03-08 missing)."
+    ) in captions
     assert "Published copy of " in captions
+
+
+def test_a_comparison_period_without_data_shows_no_change_and_says_why(boards_env):
+    # 2025-03-09 is the ledger's first day: the day before has no data at all.
+    at = open_page("overview", (date(2025, 3, 9), date(2025, 3, 9)))
+    assert metrics(at)["Revenue"] == ("CNY 0.60", None)
+    assert {delta for _, delta in metrics(at).values()} == {None}
+    assert (
+        "Changes are against 2025-03-08: the ledger has no data then (it covers 2025-03-09 to "
+        "2025-03-11), so no change is shown."
+    ) in " ".join(c.value for c in at.caption)
+
+    # kiddo-toys has no session in 2025-03-08..09: no change against nothing, on every page.
+    at = open_page("overview")
+    at.multiselect(key="filter_tenants").set_value(["kiddo-toys"]).run()
+    assert metrics(at)["Cost"] == ("CNY 0.12", None)
+    assert "no session then under these filters, so no change is shown" in " ".join(
+        c.value for c in at.caption
+    )
+    at.switch_page("app_pages/margin.py").run()
+    assert metrics(at)["Cost"] == ("CNY 0.12", None)
+    at.switch_page("app_pages/experience.py").run()
+    assert metrics(at)["Degraded sessions"] == ("100.0%", None)
+
+
+def test_the_comparison_period_is_flagged_the_same_way_everywhere():
+    from dashboards.comparison import Comparison, week_label
+    from dashboards.filters import Filters
+    from dashboards.formatting import points_delta
+
+    def coverage(first: date, last: date) -> str:
+        return Comparison(Filters(first, last), Filters(first, last).previous(), *LEDGER).coverage
+
+    LEDGER = (date(2025, 3, 9), date(2025, 3, 20))
+    assert coverage(date(2025, 3, 11), date(2025, 3, 12)) == "full"  # against 03-09..10
+    assert coverage(date(2025, 3, 10), date(2025, 3, 11)) == "partial"  # 03-08 missing
+    assert coverage(date(2025, 3, 19), date(2025, 3, 21)) == "partial"  # 03-21 not there yet
+    assert coverage(date(2025, 3, 9), date(2025, 3, 10)) == "empty"
+    comparison = Comparison(Filters(*PERIOD), Filters(*PERIOD).previous(), *LEDGER)
+    assert comparison.delta("+CNY 1.00") == "+CNY 1.00 · partial"
+    assert comparison.column("Revenue change") == "Revenue change · partial"
+    assert comparison.counted(0).delta("+CNY 1.00") is None
+    # A change that rounds to nothing has no sign (was "+-0.0 pp").
+    assert points_delta(Decimal("50.00"), Decimal("50.04")) == "0.0 pp"
+    assert points_delta(Decimal("50.00"), Decimal("50.06")) == "-0.1 pp"
+    assert week_label("2025-W11", date(2025, 3, 10), *PERIOD) == (
+        "2025-W11 (Mar 10–Mar 16) · partial, 2 of 7 days"
+    )
+    assert week_label("2025-W11", date(2025, 3, 10), date(2025, 3, 1), date(2025, 3, 31)) == (
+        "2025-W11 (Mar 10–Mar 16)"
+    )
 
 
 def test_margin_board_splits_money_by_tenant_period_component_and_phase(boards_env):
     at = open_page("margin")
 
     tenants = frame(at, "Tenant")
+    # The key figures first, the breakdown after them.
+    assert list(tenants.columns)[:7] == [
+        "Tenant",
+        "Revenue (CNY)",
+        "Cost (CNY)",
+        "Gross margin (CNY)",
+        "Gross margin (%)",
+        "Revenue change · partial (CNY)",
+        "Gross margin change · partial (CNY)",
+    ]
     assert records(
         tenants,
         [
@@ -107,80 +180,276 @@ def test_margin_board_splits_money_by_tenant_period_component_and_phase(boards_e
         # 0.125 -> 0.12 and 1.475 -> 1.48: half-even to the cent.
         ("kiddo-toys", 1.60, 0.00, 0.03, 0.00, 0.08, 0.02, 0.12, 1.48, 92.19, 0.00, 0.03),
     ]
+    # Each tenant against 2025-03-08..09 (partial: the ledger starts on the 9th): acme-s0's
+    # 0.60 revenue and 0.5856 margin; kiddo-toys had no session then, so no change.
+    assert records(
+        tenants,
+        [
+            "Tenant",
+            "Revenue change · partial (CNY)",
+            "Gross margin change · partial (CNY)",
+            "Sessions to triage",
+        ],
+    ) == [
+        ("acme-telecom", 1.20, 0.53, "sessions?from=2025-03-10&to=2025-03-11&tenant=acme-telecom"),
+        ("kiddo-toys", None, None, "sessions?from=2025-03-10&to=2025-03-11&tenant=kiddo-toys"),
+    ]
+    assert metrics(at)["Revenue"] == ("CNY 3.40", "+CNY 2.80 (+466.7%) · partial")
+    assert metrics(at)["Gross margin %"] == ("76.21%", "-21.4 pp · partial")
 
     costs = frame(at, "Component")
+    # The rows add up to the total 0.8088 -> 0.81 at display precision: half-even alone would
+    # show pstn 0.075 and gpu_path 0.015 both as 0.02 more (0.82); the first of the two lines
+    # rounded up the most, pstn, shows 0.07.
     assert records(costs, ["Component", "Provider", "Model", "Cost (CNY)", "Unpriced lines"]) == [
-        ("llm", "deepseek", "deepseek-chat", 0.38, 0),
-        ("tts", "aliyun", "cosyvoice-v2", 0.20, 0),
-        ("vision", "qwen", "qwen-vl-plus", 0.08, 0),
-        ("infra", "telco", "pstn", 0.08, 0),
-        ("llm", "qwen", "qwen-turbo", 0.03, 0),
-        ("asr", "aliyun", "paraformer-realtime-v2", 0.03, 0),
-        ("infra", "in-house", "gpu_path", 0.02, 0),
-        ("llm", "acme-llm", "x", 0.00, 3),
+        ("LLM", "deepseek", "deepseek-chat", 0.38, 0),
+        ("TTS", "aliyun", "cosyvoice-v2", 0.20, 0),
+        ("Vision", "qwen", "qwen-vl-plus", 0.08, 0),
+        ("Infra", "telco", "pstn", 0.07, 0),
+        ("LLM", "qwen", "qwen-turbo", 0.03, 0),
+        ("ASR", "aliyun", "paraformer-realtime-v2", 0.03, 0),
+        ("Infra", "in-house", "gpu_path", 0.02, 0),
+        ("LLM", "acme-llm", "x", 0.00, 3),
     ]
+    assert round(costs["Cost (CNY)"].sum(), 2) == 0.81
+    assert metrics(at)["Cost"][0] == "CNY 0.81"
 
+    # From marts.fct_cost_by_phase_route; 0.38 + 0.03 + 0.00 = the LLM cost 0.41 (0.395 + 0.015).
     phases = frame(at, "Phase")
-    assert records(phases, ["Phase", "Route", "LLM calls", "LLM cost (CNY)"]) == [
-        ("substantive", "large", 1, 0.38),
-        ("intake", "small", 1, 0.03),
-        ("greeting", "small", 1, 0.00),
+    assert records(
+        phases, ["Phase", "Route", "LLM cost (CNY)", "LLM calls", "Input tokens", "Unpriced calls"]
+    ) == [
+        ("substantive", "large", 0.38, 1, 300000, 0),
+        ("intake", "small", 0.03, 1, 50000, 0),
+        ("greeting", "small", 0.00, 1, 20, 1),
     ]
-    assert metrics(at)["LLM prefix cache"] == ("CNY 0.30", None)
-    assert metrics(at)["TTS phrase cache"] == ("CNY 0.10", None)
-    assert metrics(at)["Vision cache"] == ("CNY 0.03", None)
+    # 0.30 + 0.00 + 0.10 + 0.032 = 0.432: the kinds add up to the 0.43 on the overview.
+    assert {k: v for k, v in metrics(at).items() if "cache" in k} == {
+        "LLM prefix cache": ("CNY 0.30", None),
+        "Realtime prefix cache": ("CNY 0.00", None),
+        "TTS phrase cache": ("CNY 0.10", None),
+        "Vision embedding cache": ("CNY 0.03", None),
+    }
 
     at.segmented_control(key="margin_grain").set_value("week").run()
     weeks = frame(at, "Period")
-    assert records(weeks, ["Period", "Tenant", "Revenue (CNY)", "Gross margin (CNY)"]) == [
-        ("2025-W11", "acme-telecom", 1.80, 1.12),
-        ("2025-W11", "kiddo-toys", 1.60, 1.48),
+    # Only 2 of the week's days are selected: the week is marked partial, with its dates.
+    assert records(
+        weeks, ["Period", "Tenant", "Revenue (CNY)", "Gross margin (CNY)", "Sessions to triage"]
+    ) == [
+        (
+            "2025-W11 (Mar 10–Mar 16) · partial, 2 of 7 days",
+            "acme-telecom",
+            1.80,
+            1.12,
+            "sessions?from=2025-03-10&to=2025-03-11&tenant=acme-telecom",
+        ),
+        (
+            "2025-W11 (Mar 10–Mar 16) · partial, 2 of 7 days",
+            "kiddo-toys",
+            1.60,
+            1.48,
+            "sessions?from=2025-03-10&to=2025-03-11&tenant=kiddo-toys",
+        ),
     ]
 
 
-def test_experience_board_draws_the_latency_budget_table_with_over_budget_lines(boards_env):
+def test_experience_board_draws_the_latency_budget_table_per_profile_coloured_by_overshoot(
+    boards_env,
+):
     at = open_page("experience")
 
-    budget = at.table[0].value
-    assert records(
-        budget,
-        [
-            "Segment",
-            "Budget (ms)",
-            "Owner",
-            "P50 (ms)",
-            "P95 (ms)",
-            "Over budget (%)",
-            "P95 over budget",
-            "Turns measured",
-        ],
-    ) == [
-        # endpointing 200, 300, 100 against 250, 250, 150: P95 = 200 + 0.9 x 100.
-        ("Endpointing", "150–250", "audio", 200.0, 290.0, 33.3, True, 3),
-        ("STT finalisation", "80–150", "audio", 100.0, 118.0, 0.0, False, 3),
-        ("LLM time to first token", "160–300", "inference", 250.0, 385.0, 66.7, True, 3),
-        ("TTS first frame", "80–120", "audio", 100.0, 109.0, 0.0, False, 3),
-        ("Network / playback", "30–60", "platform", 40.0, 49.0, 0.0, False, 3),
-        ("First audio (total)", "500–1000", "all", 820.0, 847.0, 0.0, False, 3),
+    budget = frame(at, "Budget profile")
+    columns = [
+        "Budget profile",
+        "Segment",
+        "Budget (ms)",
+        "P95 (ms)",
+        "P95 vs budget",
+        "Status",
+        "P50 (ms)",
+        "Turns over budget (%)",
+        "Turns measured",
+        "Owner",
     ]
+    assert list(budget.columns)[: len(columns)] == columns
+    # One budget per row (customer_service: the conversational profile, kiddo's hardware the
+    # embodied one), never a range. acme-s1's endpointing 200 and 300 ms: P95 = 200 + 0.95 x
+    # 100 = 295 against 250, +18.0%, in the 10-25% band.
+    assert records(budget, columns) == [
+        (
+            "customer_service",
+            "Endpointing",
+            250.0,
+            295.0,
+            "+18.0%",
+            "10–25% over",
+            250.0,
+            50.0,
+            2,
+            "audio",
+        ),
+        (
+            "customer_service",
+            "STT finalisation",
+            150.0,
+            119.0,
+            "-20.7%",
+            "within budget",
+            110.0,
+            0.0,
+            2,
+            "audio",
+        ),
+        (
+            "customer_service",
+            "LLM time to first token",
+            300.0,
+            392.5,
+            "+30.8%",
+            "more than 25% over",
+            325.0,
+            50.0,
+            2,
+            "inference",
+        ),
+        (
+            "customer_service",
+            "TTS first frame",
+            120.0,
+            109.5,
+            "-8.8%",
+            "within budget",
+            105.0,
+            0.0,
+            2,
+            "audio",
+        ),
+        (
+            "customer_service",
+            "Network / playback",
+            60.0,
+            49.5,
+            "-17.5%",
+            "within budget",
+            45.0,
+            0.0,
+            2,
+            "platform",
+        ),
+        (
+            "customer_service",
+            "First audio (total)",
+            1000.0,
+            848.5,
+            "-15.2%",
+            "within budget",
+            835.0,
+            0.0,
+            2,
+            "all",
+        ),
+        (
+            "hardware",
+            "Endpointing",
+            150.0,
+            100.0,
+            "-33.3%",
+            "within budget",
+            100.0,
+            0.0,
+            1,
+            "audio",
+        ),
+        (
+            "hardware",
+            "STT finalisation",
+            80.0,
+            60.0,
+            "-25.0%",
+            "within budget",
+            60.0,
+            0.0,
+            1,
+            "audio",
+        ),
+        (
+            "hardware",
+            "LLM time to first token",
+            160.0,
+            200.0,
+            "+25.0%",
+            "10–25% over",
+            200.0,
+            100.0,
+            1,
+            "inference",
+        ),
+        (
+            "hardware",
+            "TTS first frame",
+            80.0,
+            70.0,
+            "-12.5%",
+            "within budget",
+            70.0,
+            0.0,
+            1,
+            "audio",
+        ),
+        (
+            "hardware",
+            "Network / playback",
+            30.0,
+            20.0,
+            "-33.3%",
+            "within budget",
+            20.0,
+            0.0,
+            1,
+            "platform",
+        ),
+        (
+            "hardware",
+            "First audio (total)",
+            500.0,
+            450.0,
+            "-10.0%",
+            "within budget",
+            450.0,
+            0.0,
+            1,
+            "all",
+        ),
+    ]
+    # A segment row drills into its slowest sessions, within the profile's scenarios.
+    assert budget["Slowest sessions"].iloc[2] == (
+        "sessions?from=2025-03-10&to=2025-03-11&scenario=customer_service&sort=slowest%3Allm_ttft"
+    )
+    captions = " ".join(c.value for c in at.caption)
+    assert (
+        "Worst line at P95: **LLM time to first token** of customer_service (owner: inference), "
+        "+30.8% against its budget."
+    ) in captions
+
+    # First audio over all three complete turns (850, 820, 450 ms); the comparison period had
+    # no turn, so no latency change; degraded sessions 0 of 1 then, 1 of 2 now.
     assert metrics(at) == {
         "First audio P50": ("820.0 ms", None),
         "First audio P95": ("847.0 ms", None),
         "Turns over first-audio budget": ("0.0%", None),
-        "Degraded sessions": ("50.0%", None),
+        "Degraded sessions": ("50.0%", "+50.0 pp · partial"),
         "Interruption rate": ("33.3%", None),
         "False interruption rate": ("100.0%", None),
         # 200k cached of 350k input tokens; 500 of 1500 TTS characters.
         "Prefix cache hit rate": ("57.1%", None),
         "TTS phrase cache hit rate": ("33.3%", None),
     }
-    captions = " ".join(c.value for c in at.caption)
-    assert "Worst segment at P95: **LLM time to first token** (owner: inference)" in captions
     assert "Vision embedding cache hit rate: 28.6%" in captions
 
     kinds = frame(at, "Kind")
     assert records(kinds, ["Kind", "Events", "Sessions", "Share of sessions (%)"])[0] == (
-        "tts_filler",
+        "TTS filler",
         1,
         1,
         50.0,
@@ -190,6 +459,64 @@ def test_experience_board_draws_the_latency_budget_table_with_over_budget_lines(
         ("acme-telecom", 1),
         ("kiddo-toys", 1),
     ]
+
+
+def test_the_latency_budget_breaks_down_by_tenant_scenario_pipeline_and_provider(boards_env):
+    at = open_page("experience")
+
+    def line(breakdown: str, segment: str) -> list[tuple]:
+        at.segmented_control(key="experience_budget_breakdown").set_value(breakdown).run()
+        assert not at.exception, [e.value for e in at.exception]
+        header = {
+            "tenant": "Tenant",
+            "scenario": "Scenario",
+            "pipeline": "Pipeline",
+            "provider": "LLM / realtime provider",
+        }[breakdown]
+        shown = frame(at, "Budget profile")
+        rows = shown[shown["Segment"] == segment]
+        return records(rows, ["Budget profile", header, "P95 (ms)", "Status"])
+
+    assert line("tenant", "LLM time to first token") == [
+        ("customer_service", "acme-telecom", 392.5, "more than 25% over"),
+        ("hardware", "kiddo-toys", 200.0, "10–25% over"),
+    ]
+    assert line("pipeline", "Endpointing") == [
+        ("customer_service", "cascade", 295.0, "10–25% over"),
+        ("hardware", "cascade", 100.0, "within budget"),
+    ]
+    # acme-s1's turn 0 went to deepseek (400 ms to first token), turn 1 to the unpriced acme-llm.
+    assert line("provider", "LLM time to first token") == [
+        ("customer_service", "acme-llm", 250.0, "within budget"),
+        ("customer_service", "deepseek", 400.0, "more than 25% over"),
+        ("hardware", "qwen", 200.0, "10–25% over"),
+    ]
+    assert line("scenario", "First audio (total)") == [
+        ("customer_service", "customer_service", 848.5, "within budget"),
+        ("hardware", "hardware", 450.0, "within budget"),
+    ]
+    tenant_link = frame(at, "Budget profile")["Slowest sessions"].iloc[0]
+    assert tenant_link.startswith("sessions?from=2025-03-10&to=2025-03-11&scenario=")
+
+
+def test_overshoot_bands_colour_the_budget_cells():
+    from dashboards.presentation import overshoot_band
+
+    names = [
+        overshoot_band(ratio)[0] for ratio in (0.5, 1.0, 1.0001, 1.1, 1.25, 1.2501, float("nan"))
+    ]
+    assert names == [
+        "within budget",
+        "within budget",
+        "up to 10% over",
+        "up to 10% over",
+        "10–25% over",
+        "more than 25% over",
+        "not measured",
+    ]
+    styles = {overshoot_band(ratio)[1] for ratio in (0.5, 1.05, 1.2, 2.0)}
+    assert len(styles) == 4 and "" not in styles
+    assert overshoot_band(None) == ("not measured", "")
 
 
 def test_combined_view_puts_false_interruptions_and_cache_hits_next_to_margin(boards_env):
@@ -203,6 +530,20 @@ def test_combined_view_puts_false_interruptions_and_cache_hits_next_to_margin(bo
         "False interruption rate (%)",
         "Prefix cache hit rate (%)",
         "First audio P95 (ms)",
+    ]
+    # Money and the two rates it is read against come first, next to the pinned tenant.
+    assert list(frame(at, "Tenant").columns)[:6] == [
+        "Tenant",
+        "Gross margin (CNY)",
+        "Gross margin (%)",
+        "Gross margin change · partial (CNY)",
+        "False interruption rate (%)",
+        "Prefix cache hit rate (%)",
+    ]
+    # acme-telecom: 1.1162 now against acme-s0's 0.5856; kiddo-toys had no session then.
+    assert records(frame(at, "Tenant"), ["Tenant", "Gross margin change · partial (CNY)"]) == [
+        ("kiddo-toys", None),
+        ("acme-telecom", 0.53),
     ]
     # Sorted by gross margin, highest first, by default.
     assert records(frame(at, "Tenant"), columns) == [
@@ -241,37 +582,147 @@ def test_session_explorer_finds_a_session_by_id_and_shows_its_lines_and_turns(bo
         "Interruption waste": ("CNY 0.09", None),
         "Cache savings": ("CNY 0.40", None),
     }
-    turns = [d.value for d in at.dataframe if "endpointing (ms)" in d.value.columns][0]
+    turns = table(at, "Endpointing (ms)")
+    assert list(turns.columns)[:4] == [
+        "Turn",
+        "First audio (ms)",
+        "First-audio budget (ms)",
+        "Over budget",
+    ]
     assert records(
         turns,
-        ["Turn", "endpointing (ms)", "llm_ttft (ms)", "First audio (ms)", "Over budget"],
-    ) == [(0, 200.0, 400.0, 850.0, "llm_ttft"), (1, 300.0, 250.0, 820.0, "endpointing")]
-
-    lines = frame(at, "At (UTC)")
-    # Each line rounded on its own; the session's cost above rounds the exact sum (0.6838).
-    assert records(lines, ["Provider", "Meter", "Amount (CNY)"]) == [
-        ("aliyun", "asr.audio_seconds", 0.03),
-        ("deepseek", "llm.cached_input_tokens", 0.10),
-        ("deepseek", "llm.input_tokens", 0.20),
-        ("deepseek", "llm.output_tokens", 0.08),
-        ("aliyun", "tts.characters", 0.20),
-        ("acme-llm", "llm.cached_input_tokens", None),
-        ("acme-llm", "llm.input_tokens", None),
-        ("acme-llm", "llm.output_tokens", None),
-        ("aliyun", "tts.characters", 0.00),
-        ("telco", "infra.path_minutes", 0.08),
+        [
+            "Turn",
+            "Endpointing (ms)",
+            "LLM time to first token (ms)",
+            "First audio (ms)",
+            "Over budget",
+        ],
+    ) == [
+        (0, 200.0, 400.0, 850.0, "LLM time to first token"),
+        (1, 300.0, 250.0, 820.0, "Endpointing"),
     ]
-    assert lines["Unpriced because"].notna().sum() == 3
 
-    interruptions = [d.value for d in at.dataframe if "Wasted tokens" in d.value.columns][0]
+    lines = table(at, "Amount (CNY)")
+    assert list(lines.columns)[:4] == ["Meter", "Amount (CNY)", "Savings (CNY)", "Cache hit"]
+    # To 4 places the lines add up to the session's exact cost 0.6838 and savings 0.40; no
+    # price is a blank, not 0; every line served from a cache is flagged as a cache hit.
+    assert records(lines, ["Provider", "Meter", "Amount (CNY)", "Savings (CNY)", "Cache hit"]) == [
+        ("aliyun", "asr.audio_seconds", 0.0288, 0.0, False),
+        ("deepseek", "llm.cached_input_tokens", 0.1, 0.3, True),
+        ("deepseek", "llm.input_tokens", 0.2, 0.0, False),
+        ("deepseek", "llm.output_tokens", 0.08, 0.0, False),
+        ("aliyun", "tts.characters", 0.2, 0.0, False),
+        ("acme-llm", "llm.cached_input_tokens", None, None, True),
+        ("acme-llm", "llm.input_tokens", None, 0.0, False),
+        ("acme-llm", "llm.output_tokens", None, 0.0, False),
+        ("aliyun", "tts.characters", 0.0, 0.1, True),
+        ("telco", "infra.path_minutes", 0.075, 0.0, False),
+    ]
+    # Blank, not "None", where a line has no reason to be unpriced.
+    assert list(lines["Unpriced because"]).count("") == 7
+    assert lines["Unpriced because"].notna().all()
+    assert round(lines["Amount (CNY)"].sum(), 4) == 0.6838
+    captions = " ".join(c.value for c in at.caption)
+    assert "lines CNY 0.6838 = session cost CNY 0.6838" in captions
+    assert "savings CNY 0.4000 = session cache savings CNY 0.4000" in captions
+
+    interruptions = table(at, "Wasted tokens")
     assert records(interruptions, ["Turn", "False", "Wasted tokens", "Waste (CNY)"]) == [
         (0, True, 5000, 0.09)
     ]
-    hits = [d.value for d in at.dataframe if "Saved (CNY)" in d.value.columns][0]
-    assert records(hits, ["Turn", "Cache", "Saved (CNY)"]) == [(0, "llm", 0.30), (1, "tts", 0.10)]
+    hits = table(at, "Saved (CNY)")
+    assert records(hits, ["Meter", "Cache", "Saved (CNY)"]) == [
+        ("llm.cached_input_tokens", "LLM prefix cache", 0.3),
+        ("llm.cached_input_tokens", "LLM prefix cache", None),
+        ("tts.characters", "TTS phrase cache", 0.1),
+    ]
     assert "No degradations." in [c.value for c in at.caption]
 
     at.selectbox(key="sessions_selected").set_value("acme-s0").run()
+    assert metrics(at)["Revenue"] == ("CNY 0.60", None)
+
+
+def test_session_triage_filters_sorts_pages_and_opens_a_clicked_row(boards_env):
+    at = open_page("sessions", (date(2025, 3, 9), date(2025, 3, 11)))
+
+    def shown() -> list[str]:
+        return [row[0] for row in records(frame(at, "Session"), ["Session"])]
+
+    assert shown() == ["kiddo-s1", "acme-s1", "acme-s0"]
+    # Over budget: acme-s1 (both turns) and kiddo-s1 (LLM 200 ms > 160 on the embodied profile);
+    # acme-s0 measured no turn.
+    assert records(frame(at, "Session"), ["Session", "Turns over budget", "Unpriced usage"]) == [
+        ("kiddo-s1", 1, False),
+        ("acme-s1", 2, True),
+        ("acme-s0", 0, False),
+    ]
+    for flags, expected in (
+        (["over_budget"], ["kiddo-s1", "acme-s1"]),
+        (["degraded"], ["kiddo-s1"]),
+        (["unpriced"], ["acme-s1"]),
+        (["over_budget", "unpriced"], ["acme-s1"]),
+    ):
+        at.multiselect(key="sessions_flags").set_value(flags).run()
+        assert shown() == expected, flags
+        count = f"{len(expected)} session{'' if len(expected) == 1 else 's'} with "
+        assert at.caption[1].value.startswith(count), flags
+    at.multiselect(key="sessions_flags").set_value(["negative_margin"]).run()
+    assert [i.value for i in at.info] == ["No session matches the filters."]
+    at.multiselect(key="sessions_flags").set_value([]).run()
+
+    # Margins 0.5856, 1.1162, 1.475; LLM first tokens at most 400 (acme-s1), 200, none.
+    for sort, expected in (
+        ("margin", ["acme-s0", "acme-s1", "kiddo-s1"]),
+        ("cost", ["acme-s1", "kiddo-s1", "acme-s0"]),
+        ("slowest:llm_ttft", ["acme-s1", "kiddo-s1", "acme-s0"]),
+    ):
+        at.selectbox(key="sessions_sort").set_value(sort).run()
+        assert shown() == expected, sort
+
+    # Clicking a row opens its session.
+    at.session_state["sessions_found"] = {"selection": {"rows": [1], "columns": []}}
+    at.run()
+    assert at.selectbox(key="sessions_selected").value == "kiddo-s1"
+    assert metrics(at)["Revenue"] == ("CNY 1.60", None)
+
+
+def test_session_list_pages_instead_of_capping(boards_env):
+    from dashboards import connection
+    from dashboards.filters import Filters
+    from dashboards.queries.sessions import count_sessions, find_sessions
+
+    version = connection.current_version()
+    filters = Filters(date(2025, 3, 9), date(2025, 3, 11))
+    assert count_sessions(version, filters) == 3
+    pages = [find_sessions(version, filters, page=p, page_size=2) for p in (1, 2, 3)]
+    assert [list(p["session_id"]) for p in pages] == [["kiddo-s1", "acme-s1"], ["acme-s0"], []]
+    with pytest.raises(ValueError, match="not one of"):
+        find_sessions(version, filters, sort="slowest:x; drop table y")
+    with pytest.raises(ValueError, match="not one of"):
+        find_sessions(version, filters, flags=("1=1",))
+
+
+def test_a_link_opens_the_session_explorer_on_its_tenant_and_days(boards_env):
+    at = AppTest.from_file(str(APP), default_timeout=60)
+    at.query_params["from"] = "2025-03-09"
+    at.query_params["to"] = "2025-03-10"
+    at.query_params["tenant"] = "acme-telecom"
+    at.query_params["sort"] = "margin"
+    at.run()
+    at.switch_page("app_pages/sessions.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert records(frame(at, "Session"), ["Session", "Date"]) == [
+        ("acme-s0", date(2025, 3, 9)),
+        ("acme-s1", date(2025, 3, 10)),
+    ]
+    assert "Opened from a link: 2025-03-09 to 2025-03-10" in at.info[0].value
+
+    at = AppTest.from_file(str(APP), default_timeout=60)
+    at.query_params["session"] = "acme-s0"
+    at.run()
+    at.switch_page("app_pages/sessions.py").run()
+    assert at.selectbox(key="sessions_selected").value == "acme-s0"
     assert metrics(at)["Revenue"] == ("CNY 0.60", None)
 
 
@@ -281,8 +732,13 @@ def test_data_quality_shows_quarantine_unpriced_usage_and_freshness(boards_env):
     shown = metrics(at)
     assert shown["Newest event"] == ("2025-03-11 03:01 UTC", None)
     assert shown["Quarantined rows"] == ("2", None)
-    assert shown["Unpriced usage lines"] == ("3", None)
+    # acme-llm's three lines, none in the comparison period 2025-03-08..09 (partial).
+    assert shown["Unpriced usage lines"] == ("3", "+3 · partial")
+    assert shown["Ingested files"] == ("2", None)
     assert shown["Last build published"][0].endswith(" UTC")
+    assert shown["Data lag"][0].endswith(" min")
+    captions = " ".join(c.value for c in at.caption)
+    assert "so the tenant, scenario and date filters do not apply to them" in captions
     assert records(frame(at, "Reason"), ["Reason", "Rows"]) == [
         ("malformed_json", 1),
         ("unknown_field", 1),
@@ -294,9 +750,9 @@ def test_data_quality_shows_quarantine_unpriced_usage_and_freshness(boards_env):
     ]
     unpriced = frame(at, "Component")
     assert records(unpriced, ["Component", "Provider", "Model", "Meter", "Lines"]) == [
-        ("llm", "acme-llm", "x", "llm.cached_input_tokens", 1),
-        ("llm", "acme-llm", "x", "llm.input_tokens", 1),
-        ("llm", "acme-llm", "x", "llm.output_tokens", 1),
+        ("LLM", "acme-llm", "x", "llm.cached_input_tokens", 1),
+        ("LLM", "acme-llm", "x", "llm.input_tokens", 1),
+        ("LLM", "acme-llm", "x", "llm.output_tokens", 1),
     ]
 
 
@@ -353,6 +809,34 @@ def test_column_choices_outside_the_allow_list_are_refused(boards_env):
         combined_by_tenant(version, filters, "revenue; drop table x", True)
     with pytest.raises(ValueError, match="not one of"):
         margin_by_period(version, filters, "hour")
+
+
+def test_the_data_lag_reads_in_days_hours_and_minutes():
+    from datetime import datetime
+
+    from dashboards.formatting import lag_text
+
+    published = datetime(2025, 3, 12, 8, 0)
+    assert lag_text(published, datetime(2025, 3, 11, 3, 1, 40)) == "1 d 4 h 58 min"
+    assert lag_text(published, datetime(2025, 3, 12, 7, 15)) == "45 min"
+    assert lag_text(published, None) == "—"
+
+
+def test_amounts_round_so_the_rows_add_up_to_their_total():
+    from ledger.formatting import round_to_total
+
+    def shown(*values: str | None, places: int = 2) -> list[str | None]:
+        rounded = round_to_total([None if v is None else Decimal(v) for v in values], places)
+        return [None if v is None else str(v) for v in rounded]
+
+    # Half-even alone: 0.38 + 0.08 + 0.02 = 0.48 against a total of 0.4688 -> 0.47.
+    assert shown("0.38", "0.075", "0.015") == ["0.38", "0.07", "0.02"]
+    # Already adding up: plain half-even (0.125 -> 0.12).
+    assert shown("0.125", "1.475") == ["0.12", "1.48"]
+    # Short of the total: the value rounded down the most goes up.
+    assert shown("0.334", "0.333", "0.333") == ["0.34", "0.33", "0.33"]
+    # Unknown stays unknown and is not part of the total.
+    assert shown("0.0288", None, "0.655", places=4) == ["0.0288", None, "0.6550"]
 
 
 def test_money_is_rounded_half_even_to_the_cent_with_its_currency():

@@ -68,8 +68,9 @@ class CollectRun:
 @pytest.fixture(scope="session")
 def collect_run(tmp_path_factory: pytest.TempPathFactory) -> CollectRun:
     """Every stack into one landing folder through FileSinks; ingested; `dbt run` of the ledger."""
+    from dagster_project.defs.ledger_dbt import run_dbt
     from ledger.ingest import ingest_paths
-    from ledger.transform import prepare_reference, run_dbt
+    from ledger.transform import prepare_reference
     from ledger.warehouse import connect
 
     root = tmp_path_factory.mktemp("collect")

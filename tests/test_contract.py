@@ -138,6 +138,15 @@ CASES: list[tuple[str, tuple[str, str | None] | None]] = [
     (line("llm.usage", route="small model"), ("bad_value", "route")),
     (line("session.degraded", reason="4111 1111 1111 1111"), ("bad_value", "reason")),
     (line("session.degraded", reason="tts.timeout:504"), None),
+    # A short code holds at most 8 digits: no card or phone number, however it is written.
+    (line("session.degraded", reason="4111111111111111"), ("bad_value", "reason")),
+    (line("session.degraded", reason="card:4111-1111-1111-1111"), ("bad_value", "reason")),
+    (line("session.degraded", reason="13912345678"), ("bad_value", "reason")),
+    (line("session.degraded", reason="a1b2c3d4e5f6g7h8i9"), ("bad_value", "reason")),
+    (line("session.degraded", reason="sip.bye:20261120"), None),
+    (line("llm.usage", route="123456789"), ("bad_value", "route")),
+    (line("cost.reported", item="4111.1111.1111.1111"), ("bad_value", "item")),
+    (line("cost.reported", item="gpu_hours.2026-11"), None),
     (line("session.started", agent_id="agent one"), ("bad_value", "agent_id")),
     (line("session.started", language="zh-CN"), None),
     # One column, two rules: `kind` is a degradation kind or a shadow kind by event type.

@@ -80,11 +80,12 @@ def _write_bill(settings: Settings, path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def finops_home(tmp_path_factory: pytest.TempPathFactory) -> FinopsHome:
+    from dagster_project.defs.ledger_dbt import run_dbt
     from ledger.cli import main
     from ledger.ingest import ingest_paths
     from ledger.publish import publish
     from ledger.simulate import simulate
-    from ledger.transform import prepare_reference, run_dbt
+    from ledger.transform import prepare_reference
     from ledger.warehouse import append_events, connect
 
     root = tmp_path_factory.mktemp("finops")
@@ -418,8 +419,10 @@ class ListSink:
     def __post_init__(self) -> None:
         self.payloads: list[dict] = []
 
-    def send(self, payload: dict) -> None:
+    def send(self, payload: dict, key: str) -> int:
+        """One try, which lands; `key` is the notification's idempotency key."""
         self.payloads.append(payload)
+        return 1
 
 
 def test_a_missed_price_rise_is_alerted_once_with_its_size_and_the_provider_and_model(

@@ -52,11 +52,14 @@ ASSET_KEYS = [
     "intermediate/int_cost_groups_resolved",
     "intermediate/int_interruption_waste_priced",
     "intermediate/int_latency_budget_cells_aggregated",
+    "intermediate/int_pool_load_minutely",
+    "intermediate/int_pool_load_session_minutely",
     "intermediate/int_reported_costs_converted",
     "intermediate/int_session_component_costs",
     "intermediate/int_session_experience_aggregated",
     "intermediate/int_sessions_billed",
     "intermediate/int_sessions_resolved",
+    "intermediate/int_shadow_turns_compared",
     "intermediate/int_tenant_concurrency_stepped",
     "intermediate/int_tenant_experience_aggregated",
     "intermediate/int_turn_segments_budgeted",
@@ -65,6 +68,8 @@ ASSET_KEYS = [
     "intermediate/int_usage_lines_unpivoted",
     "marts/dim_latency_budget_owners",
     "marts/dim_reference_meta",
+    "marts/fct_capacity_pool_hourly",
+    "marts/fct_capacity_pool_weekly",
     "marts/fct_capacity_tenant_hourly",
     "marts/fct_cost_by_phase_route",
     "marts/fct_degradations",
@@ -74,17 +79,18 @@ ASSET_KEYS = [
     "marts/fct_ingested_files",
     "marts/fct_interruptions",
     "marts/fct_latency_budget_tenant_daily",
-    "marts/fct_latency_budget_weekly",
     "marts/fct_quarantined_rows",
     "marts/fct_reconciliation_daily",
     "marts/fct_session_experience",
     "marts/fct_session_ledger",
-    "marts/fct_tenant_daily_board",
+    "marts/fct_shadow_comparison_daily",
+    "marts/fct_shadow_comparison_weekly",
     "marts/fct_tenant_daily_margin",
-    "marts/fct_tenant_weekly_board",
     "marts/fct_tenant_weekly_margin",
     "marts/fct_turn_latency",
     "marts/fct_usage_lines",
+    "ops/refresh_events",
+    "ops/refresh_state",
     "published/marts",
     "raw/events",
     "raw/ingested_files",
@@ -92,6 +98,7 @@ ASSET_KEYS = [
     "reference/fx_rates",
     "reference/latency_budgets",
     "reference/meta",
+    "reference/planning_settings",
     "reference/price_plans",
     "reference/rate_card",
     "staging/stg_metering__asr_usage",
@@ -106,7 +113,9 @@ ASSET_KEYS = [
     "staging/stg_metering__tts_usage",
     "staging/stg_metering__turn_interruptions",
     "staging/stg_metering__turn_latencies",
+    "staging/stg_metering__turn_shadows",
     "staging/stg_metering__vision_usage",
+    "staging/stg_reference__capacity_planning",
     "staging/stg_reference__fx_rates",
     "staging/stg_reference__latency_budgets",
     "staging/stg_reference__meta",
@@ -130,7 +139,8 @@ def test_dbt_sources_are_the_ingest_and_reference_assets_and_publish_follows_the
 
     graph = defs.resolve_asset_graph()
     staging = graph.get(AssetKey(["staging", "stg_metering__events"]))
-    assert staging.parent_keys == {AssetKey(["raw", "events"])}
+    # Staging reads all events on a full refresh, the refresh plan's events on an incremental one.
+    assert staging.parent_keys == {AssetKey(["raw", "events"]), AssetKey(["ops", "refresh_events"])}
     rates = graph.get(AssetKey(["staging", "stg_reference__rate_card"]))
     assert rates.parent_keys == {AssetKey(["reference", "rate_card"])}
     published = graph.get(AssetKey(["published", "marts"]))

@@ -13,13 +13,13 @@ import duckdb
 import openpyxl
 import pytest
 
+from dagster_project.defs.ledger_dbt import run_dbt
 from ledger.calendar import WeekError, parse_iso_week, previous_iso_week
 from ledger.formatting import round_money
 from ledger.ingest import ingest_paths
 from ledger.publish import publish
 from ledger.report.review import write_weekly_review
 from ledger.settings import Settings
-from ledger.transform import run_dbt
 
 NOW = datetime(2026, 11, 23, 0, 0)  # UTC: Monday 08:00 in Shanghai
 SUMMED = (

@@ -10,17 +10,19 @@ import fcntl
 import json
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from dagster import AssetExecutionContext, AssetsDefinition
 from dagster_dbt import DbtCliResource, DbtProject, dbt_assets
+from dagster_dbt.errors import DagsterDbtCliRuntimeError
 from dbt.cli.main import dbtRunner
 
 from dagster_project.defs.resources import LedgerWarehouse
 from ledger import vocabulary
-from ledger.settings import DBT_PROJECT_DIR
-from ledger.transform import dbt_build_args, prepare_engine
+from ledger.refresh import refresh_mode
+from ledger.settings import DBT_PROJECT_DIR, Settings
+from ledger.transform import DbtRunError, dbt_build_args, dbt_run_flags, prepare_engine
 
 MANIFEST_DIR = DBT_PROJECT_DIR / "target"
 MANIFEST_PATH = MANIFEST_DIR / "manifest.json"
@@ -86,19 +88,72 @@ def build_dbt_assets(manifest: Path) -> AssetsDefinition:
         settings = warehouse.settings()
         settings.home.mkdir(parents=True, exist_ok=True)
         prepare_engine(settings)
+        # A Spark session keeps its tables in memory only: every Spark build is a full build.
+        with warehouse.connect(read_only=True) as con:
+            incremental = settings.engine != "spark" and refresh_mode(con) == "incremental"
         invocation = dbt.cli(
-            dbt_build_args(settings), context=context, target_path=settings.dbt_target_dir
+            dbt_build_args(settings, incremental=incremental),
+            context=context,
+            target_path=settings.dbt_target_dir,
         )
         yield from invocation.stream()
 
     return ledger_dbt_models
 
 
+def dbt_executable() -> str:
+    """The dbt of this interpreter's environment, whether or not the venv is on PATH: its
+    `ledger-dbt` (dbt that dies with the build, ledger/dbt_child.py), else plain dbt."""
+    for name in ("ledger-dbt", "dbt"):
+        executable = Path(sys.executable).parent / name
+        if executable.exists():
+            return str(executable)
+    return "dbt"
+
+
 def dbt_resource() -> DbtCliResource:
-    # The dbt of this interpreter's environment, whether or not the venv is on PATH.
-    executable = Path(sys.executable).parent / "dbt"
     return DbtCliResource(
         project_dir=LEDGER_DBT_PROJECT,
         profiles_dir=str(DBT_PROJECT_DIR),
-        dbt_executable=str(executable) if executable.exists() else "dbt",
+        dbt_executable=dbt_executable(),
     )
+
+
+def run_dbt(settings: Settings, args: Sequence[str]) -> None:
+    """`dbt <args>` on the warehouse of `settings`, through the same resource and flags as the
+    pipeline's asset: for the partial builds of tests and tools that need only some models.
+
+    Raises `DbtRunError` naming the command and where dbt's log is when dbt fails.
+    """
+    settings.home.mkdir(parents=True, exist_ok=True)
+    if args and args[0] in {"build", "run", "test", "seed"}:
+        prepare_engine(settings)
+    try:
+        dbt_resource().cli(
+            [*_one_word_selections(args), *dbt_run_flags(settings)],
+            manifest=prepare_manifest(),
+            target_path=settings.dbt_target_dir,
+        ).wait()
+    except DagsterDbtCliRuntimeError as exc:
+        raise DbtRunError(
+            f"dbt {' '.join(args)} failed on {settings.warehouse_path}: {exc}\n"
+            f"details: {settings.home / 'dbt_logs' / 'dbt.log'}"
+        ) from exc
+
+
+def _one_word_selections(args: Sequence[str]) -> list[str]:
+    """`--select a b` as `--select "a b"`: dagster-dbt takes one value after a selection flag
+    (dbt reads a space-separated value as the same union)."""
+    joined: list[str] = []
+    selecting = False
+    for arg in args:
+        if arg in ("--select", "-s", "--exclude", "--models", "-m"):
+            joined.append(arg)
+            joined.append("")
+            selecting = True
+        elif selecting and not arg.startswith("-"):
+            joined[-1] = f"{joined[-1]} {arg}".strip()
+        else:
+            joined.append(arg)
+            selecting = False
+    return joined

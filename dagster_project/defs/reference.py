@@ -5,7 +5,14 @@ from dagster import AssetExecutionContext, AssetKey, AssetSpec, MaterializeResul
 from dagster_project.defs.resources import LedgerWarehouse
 from ledger.transform import prepare_reference
 
-REFERENCE_TABLES = ("rate_card", "fx_rates", "price_plans", "latency_budgets", "meta")
+REFERENCE_TABLES = (
+    "rate_card",
+    "fx_rates",
+    "price_plans",
+    "latency_budgets",
+    "meta",
+    "planning_settings",
+)
 
 
 @multi_asset(

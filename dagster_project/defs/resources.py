@@ -21,6 +21,8 @@ class LedgerWarehouse(ConfigurableResource):
     reporting_currency: str | None = None
     timezone: str | None = None
     engine: str | None = None  # LEDGER_ENGINE: duckdb or spark
+    # `ledger build --full-refresh`: recompute every model from all events.
+    full_refresh: bool = False
 
     def settings(self) -> Settings:
         base = Settings.from_env()

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+
+import pandas as pd
 import plotly.express as px
 import streamlit as st
 
+from dashboards.comparison import Comparison
 from dashboards.filters import page_context, page_header
 from dashboards.kpis import margin_pct
-from dashboards.presentation import Col, money_series, share_series, show_table
+from dashboards.presentation import Col, money_series, sessions_link, share_series, show_table
 from dashboards.queries import combined as queries
 
 SORT_LABELS = {
@@ -46,6 +50,30 @@ if rows.empty:
     st.info("No sessions in the selected period and filters. Widen the date range in the sidebar.")
     st.stop()
 
+comparison = Comparison.of(context)
+earlier = queries.combined_by_tenant(version, comparison.previous, "tenant_id", False)
+comparison = comparison.counted(int(earlier["sessions"].sum()) if not earlier.empty else 0)
+earlier = earlier.set_index("tenant_id")
+rows["margin_change"] = [
+    None
+    if comparison.coverage == "empty"
+    or tenant not in earlier.index
+    or pd.isna(margin)
+    or pd.isna(earlier.at[tenant, "gross_margin"])
+    else Decimal(margin) - Decimal(earlier.at[tenant, "gross_margin"])
+    for tenant, margin in zip(rows["tenant_id"], rows["gross_margin"], strict=True)
+]
+rows["sessions_link"] = [
+    sessions_link(
+        filters.date_from,
+        filters.date_to,
+        tenants=(tenant,),
+        scenarios=filters.scenarios,
+        pipelines=filters.pipelines,
+    )
+    for tenant in rows["tenant_id"]
+]
+
 # The percentage shown is derived from the exact amounts; SQL's value only orders the rows.
 rows["gross_margin_pct"] = [
     margin_pct(revenue, cost)
@@ -55,24 +83,61 @@ show_table(
     rows,
     [
         Col("tenant_id", "Tenant"),
-        Col("sessions", "Sessions", "int"),
-        Col("revenue", "Revenue", "money"),
-        Col("total_cost", "Cost", "money"),
-        Col("gross_margin", "Gross margin", "money"),
-        Col("gross_margin_pct", "Gross margin", "pct"),
+        Col("gross_margin", "Gross margin", "money", help="Revenue − cost."),
+        Col("gross_margin_pct", "Gross margin", "pct", help="Gross margin ÷ revenue."),
+        Col(
+            "margin_change",
+            comparison.column("Gross margin change"),
+            "money",
+            comparison.note(),
+        ),
+        Col(
+            "false_interruption_rate",
+            "False interruption rate",
+            "share",
+            help="False interruptions ÷ interrupted turns.",
+        ),
+        Col(
+            "prefix_cache_hit_rate",
+            "Prefix cache hit rate",
+            "share",
+            help="Cached input tokens ÷ input tokens (LLM and realtime).",
+        ),
+        Col("revenue", "Revenue", "money", help="Revenue of the closed, billed sessions."),
+        Col("total_cost", "Cost", "money", help="Cost of every session, open ones included."),
         Col("interruption_waste_cost", "Interruption waste", "money"),
         Col("cache_savings", "Cache savings", "money"),
-        Col("interruption_rate", "Interruption rate", "share"),
-        Col("false_interruption_rate", "False interruption rate", "share"),
-        Col("prefix_cache_hit_rate", "Prefix cache hit rate", "share"),
-        Col("tts_phrase_cache_hit_rate", "TTS phrase cache hit rate", "share"),
-        Col("degradation_rate", "Degraded sessions", "share"),
-        Col("first_audio_p95_ms", "First audio P95", "ms"),
+        Col(
+            "interruption_rate",
+            "Interruption rate",
+            "share",
+            help="Interrupted turns ÷ turns.",
+        ),
+        Col(
+            "tts_phrase_cache_hit_rate",
+            "TTS phrase cache hit rate",
+            "share",
+            help="Cached TTS characters ÷ TTS characters.",
+        ),
+        Col(
+            "degradation_rate",
+            "Degraded sessions",
+            "share",
+            help="Sessions with a degradation ÷ sessions.",
+        ),
+        Col(
+            "first_audio_p95_ms",
+            "First audio P95",
+            "ms",
+            help="95th percentile of the complete turns' first audio.",
+        ),
+        Col("sessions", "Sessions", "int"),
+        Col("sessions_link", "Sessions to triage", "link", display="Open sessions"),
     ],
     currency,
     key="combined_table",
 )
-st.caption("Click a column header to sort the table by any other column.")
+st.caption("Click a column header to sort the table by any other column. " + comparison.note())
 
 chart = rows.assign(
     gross_margin=money_series(rows["gross_margin"]),

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import plotly.express as px
 import streamlit as st
 
+from dashboards.comparison import Comparison
 from dashboards.filters import page_context, page_header
-from dashboards.presentation import Col, show_table
+from dashboards.formatting import count_delta, lag_text
+from dashboards.presentation import COMPONENT_LABELS, Col, human, show_table
 from dashboards.queries import data_quality as queries
 from dashboards.reconciliation import show_reconciliation
+
+
+def _lines(frame: pd.DataFrame) -> int:
+    return int(frame["lines"].sum()) if not frame.empty else 0
+
 
 context = page_context()
 publication, filters, currency, version = (
@@ -21,22 +29,48 @@ page_header("Data quality", context)
 
 reasons = queries.quarantine_by_reason(version)
 unpriced = queries.unpriced_usage(version, filters)
+unpriced["component"] = unpriced["component"].map(lambda c: human(c, COMPONENT_LABELS))
 unpriced_waste = queries.unpriced_interruptions(version, filters)
 files = queries.ingested_files(version)
 
-freshness, counts = st.columns(2), st.columns(2)
+comparison = Comparison.of(context)
+unpriced_before = queries.unpriced_usage(version, comparison.previous)
+freshness, counts = st.columns(3), st.columns(3)
 freshness[0].metric(
     "Newest event",
     f"{publication.newest_event_at:%Y-%m-%d %H:%M} UTC" if publication.newest_event_at else "—",
+    help="The latest occurred_at of any event in the published copy.",
 )
-freshness[1].metric("Last build published", f"{publication.published_at:%Y-%m-%d %H:%M} UTC")
-counts[0].metric("Quarantined rows", f"{int(reasons['rows'].sum()) if not reasons.empty else 0:,}")
+freshness[1].metric(
+    "Data lag",
+    lag_text(publication.published_at, publication.newest_event_at),
+    help="Time between the newest event and the build that published it: how far the boards "
+    "trail the traffic they had when they were built.",
+)
+freshness[2].metric(
+    "Last build published",
+    f"{publication.published_at:%Y-%m-%d %H:%M} UTC",
+    help="When the published copy the boards read was written.",
+)
+counts[0].metric(
+    "Quarantined rows",
+    f"{int(reasons['rows'].sum()) if not reasons.empty else 0:,}",
+    help="Every file ever ingested, all tenants.",
+)
 counts[1].metric(
-    "Unpriced usage lines", f"{int(unpriced['lines'].sum()) if not unpriced.empty else 0:,}"
+    "Unpriced usage lines",
+    f"{_lines(unpriced):,}",
+    comparison.delta(count_delta(_lines(unpriced), _lines(unpriced_before))),
+    delta_color="inverse",
+    help="Usage lines with no rate-card price, in the sidebar's period and filters.",
 )
+counts[2].metric("Ingested files", f"{len(files):,}", help="Every file ever ingested.")
 st.caption(
     f"{publication.events:,} events in the warehouse from {len(files):,} ingested files. "
-    "Quarantine covers every file ever ingested; unpriced usage follows the sidebar filters."
+    "Quarantined rows and ingested files cover every file ever ingested, whatever the sidebar "
+    "says: a quarantined row may not even have a readable tenant, so the tenant, scenario and "
+    "date filters do not apply to them. Unpriced usage follows the sidebar filters. "
+    + comparison.note()
 )
 
 st.subheader("Quarantined rows by reason")

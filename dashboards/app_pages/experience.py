@@ -3,107 +3,196 @@ concurrency — what the user felt, in the selected period."""
 
 from __future__ import annotations
 
+from decimal import ROUND_HALF_EVEN, Decimal
+
 import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 import streamlit as st
 
+from dashboards.comparison import Comparison
 from dashboards.filters import page_context, page_header
-from dashboards.formatting import milliseconds, share, share_float
-from dashboards.presentation import Col, share_series, show_table
+from dashboards.formatting import milliseconds, ms_delta, share, share_delta
+from dashboards.presentation import (
+    DEGRADATION_LABELS,
+    OVERSHOOT_BANDS,
+    SEGMENT_LABELS,
+    Col,
+    column_config,
+    human,
+    overshoot_band,
+    present,
+    sessions_link,
+    share_series,
+    show_table,
+)
 from dashboards.queries import experience as queries
 
-SEGMENT_LABELS = {
-    "endpointing": "Endpointing",
-    "stt_final": "STT finalisation",
-    "llm_ttft": "LLM time to first token",
-    "tts_first_frame": "TTS first frame",
-    "network_playback": "Network / playback",
-    "first_audio": "First audio (total)",
+BREAKDOWN_LABELS = {
+    "none": "Profile only",
+    "tenant": "Tenant",
+    "scenario": "Scenario",
+    "pipeline": "Pipeline",
+    "provider": "LLM / realtime provider",
 }
-OVER_BUDGET_STYLE = "background-color: #fde0dc; color: #8c1d18; font-weight: 600"
+
+
+def _versus(ratio: object) -> str | None:
+    """P95 against its budget: `+28.3%` over, `-12.0%` under."""
+    if ratio is None or pd.isna(ratio):
+        return None
+    change = Decimal(str(ratio)) * 100 - 100
+    return (
+        f"{'+' if change > 0 else ''}{change.quantize(Decimal('0.1'), rounding=ROUND_HALF_EVEN)}%"
+    )
+
 
 context = page_context()
 filters, currency, version = context.filters, context.currency, context.version
 page_header("Experience", context)
+comparison = Comparison.of(context)
 
-budget = queries.latency_budget(version, filters)
 experience = queries.experience_totals(version, filters).iloc[0]
 if int(experience["sessions"]) == 0:
     st.info("No sessions in the selected period and filters. Widen the date range in the sidebar.")
     st.stop()
+earlier = queries.experience_totals(version, comparison.previous).iloc[0]
+comparison = comparison.counted(int(earlier["sessions"]))
+first_audio = queries.first_audio_totals(version, filters).iloc[0]
+first_audio_before = queries.first_audio_totals(version, comparison.previous).iloc[0]
 
-
-def _budget_text(low: object, high: object) -> str:
-    if pd.isna(low):
-        return "—"
-    low, high = int(low), int(high)
-    # Several scenario tiers (or a tenant override) in view: show the range of budgets in play.
-    return f"{low}" if low == high else f"{low}–{high}"
-
+# ---- headline rates ------------------------------------------------------------------------------
+row1, row2 = st.columns(4), st.columns(4)
+row1[0].metric(
+    "First audio P50",
+    milliseconds(first_audio["p50_ms"]),
+    comparison.delta(ms_delta(first_audio["p50_ms"], first_audio_before["p50_ms"])),
+    delta_color="inverse",
+    help="Median time from the end of the user's speech to the first audio, complete turns.",
+)
+row1[1].metric(
+    "First audio P95",
+    milliseconds(first_audio["p95_ms"]),
+    comparison.delta(ms_delta(first_audio["p95_ms"], first_audio_before["p95_ms"])),
+    delta_color="inverse",
+    help="95th percentile of the same; linear interpolation.",
+)
+row1[2].metric(
+    "Turns over first-audio budget",
+    share(first_audio["over_budget_share"]),
+    comparison.delta(
+        share_delta(first_audio["over_budget_share"], first_audio_before["over_budget_share"])
+    ),
+    delta_color="inverse",
+    help="Complete turns whose first audio is over their own budget ÷ complete turns.",
+)
+RATES = (
+    ("Degraded sessions", "degradation_rate", "Sessions with a degradation ÷ sessions."),
+    ("Interruption rate", "interruption_rate", "Interrupted turns ÷ turns."),
+    (
+        "False interruption rate",
+        "false_interruption_rate",
+        "False interruptions ÷ interrupted turns.",
+    ),
+    (
+        "Prefix cache hit rate",
+        "prefix_cache_hit_rate",
+        "Cached input tokens ÷ input tokens (LLM and realtime).",
+    ),
+    (
+        "TTS phrase cache hit rate",
+        "tts_phrase_cache_hit_rate",
+        "Cached TTS characters ÷ TTS characters.",
+    ),
+)
+for cell, (label, column, explained) in zip([row1[3], *row2], RATES, strict=True):
+    cell.metric(
+        label,
+        share(experience[column]),
+        comparison.delta(share_delta(experience[column], earlier[column])),
+        delta_color="off" if "cache" in column else "inverse",
+        help=explained,
+    )
+st.caption(
+    f"{int(first_audio['turns']):,} complete turns and {int(experience['turns']):,} turns in "
+    f"{int(experience['sessions']):,} sessions; "
+    f"{int(experience['interrupted_turns']):,} interrupted, "
+    f"{int(experience['false_interrupted_turns']):,} of them falsely. "
+    f"Vision embedding cache hit rate: {share(experience['vision_cache_hit_rate'])} "
+    "(cached images ÷ images). " + comparison.note()
+)
 
 # ---- latency budget table ------------------------------------------------------------------------
 st.subheader("Latency budget")
-over = budget["p95_budget_ratio"].map(lambda v: bool(pd.notna(v) and v > 1))
-table = pd.DataFrame(
-    {
-        "Segment": budget["segment"].map(SEGMENT_LABELS),
-        "Budget (ms)": [
-            _budget_text(lo, hi)
-            for lo, hi in zip(budget["min_budget_ms"], budget["max_budget_ms"], strict=True)
-        ],
-        "Owner": budget["owner"].fillna("all"),
-        "P50 (ms)": budget["p50_ms"].astype("Float64"),
-        "P95 (ms)": budget["p95_ms"].astype("Float64"),
-        "Over budget (%)": budget["over_budget_share"].map(share_float).astype("Float64"),
-        "P95 over budget": over,
-        "Turns measured": budget["measured_turns"].astype("Int64"),
-    }
+breakdown = st.segmented_control(
+    "Break down by",
+    options=list(BREAKDOWN_LABELS),
+    default="none",
+    format_func=BREAKDOWN_LABELS.get,
+    key="experience_budget_breakdown",
+    required=True,
 )
-# A static table (not a grid): six lines read at a glance, and the highlight prints as drawn.
-styled = table.style.apply(
-    lambda row: [OVER_BUDGET_STYLE if row["P95 over budget"] else "" for _ in row], axis=1
-).format(
-    {
-        "P50 (ms)": "{:,.1f}",
-        "P95 (ms)": "{:,.1f}",
-        "Over budget (%)": "{:.1f}",
-        "P95 over budget": lambda over: "over" if over else "within",
-    },
-    na_rep="—",
+breakdown = breakdown or "none"
+budget = queries.latency_budget(version, filters, breakdown)
+budget["band"] = [overshoot_band(r)[0] for r in budget["p95_budget_ratio"]]
+budget["versus"] = budget["p95_budget_ratio"].map(_versus)
+budget["segment_name"] = budget["segment"].map(SEGMENT_LABELS)
+budget["slowest"] = [
+    sessions_link(
+        filters.date_from,
+        filters.date_to,
+        tenants=(group,) if breakdown == "tenant" else filters.tenants,
+        scenarios=(group,) if breakdown == "scenario" else tuple(scenarios),
+        pipelines=(group,) if breakdown == "pipeline" else filters.pipelines,
+        sort=f"slowest:{segment}",
+    )
+    for group, segment, scenarios in zip(
+        budget["breakdown"], budget["segment"], budget["profile_scenarios"], strict=True
+    )
+]
+budget["owner"] = budget["owner"].fillna("all")
+columns = [
+    Col("profile", "Budget profile", help="The scenarios whose budgets these are."),
+    *([Col("breakdown", BREAKDOWN_LABELS[breakdown])] if breakdown != "none" else []),
+    Col("segment_name", "Segment"),
+    Col("budget_ms", "Budget", "ms"),
+    Col("p95_ms", "P95", "ms"),
+    Col("versus", "P95 vs budget", help="P95 ÷ budget − 1: how far over (+) or under (−)."),
+    Col("band", "Status"),
+    Col("p50_ms", "P50", "ms"),
+    Col(
+        "over_budget_share",
+        "Turns over budget",
+        "share",
+        help="Measured turns above their budget ÷ measured turns.",
+    ),
+    Col("measured_turns", "Turns measured", "int"),
+    Col("owner", "Owner"),
+    Col("slowest", "Slowest sessions", "link", display="Open"),
+]
+shown = present(budget, columns, currency)
+styles = [overshoot_band(r)[1] for r in budget["p95_budget_ratio"]]
+coloured = ["P95 (ms)", "P95 vs budget", "Status"]
+styled = shown.style.apply(
+    lambda column: styles if column.name in coloured else [""] * len(column), axis=0
 )
-st.table(styled, hide_index=True)
+st.dataframe(
+    styled,
+    hide_index=True,
+    column_config=column_config(columns, currency, pinned=2 if breakdown == "none" else 3),
+    key="experience_budget",
+)
 segments_only = budget[budget["segment"] != "first_audio"].dropna(subset=["p95_budget_ratio"])
 if not segments_only.empty:
     worst = segments_only.sort_values(
         ["p95_budget_ratio", "segment_order"], ascending=[False, True]
-    )
-    worst = worst.iloc[0]
-    verdict = "over" if worst["p95_budget_ratio"] > 1 else "within"
+    ).iloc[0]
     st.caption(
-        f"Highlighted: segments whose P95 is over budget. Worst segment at P95: "
-        f"**{SEGMENT_LABELS[worst['segment']]}** (owner: {worst['owner']}), P95 at "
-        f"{worst['p95_budget_ratio']:.2f}× its budget — {verdict} budget. "
-        "Over budget (%) is the share of measured turns above their own budget."
+        f"Each row holds the turns of one budget profile, so each has one budget. Colour: how "
+        f"far the P95 is over its budget ({', '.join(b[1] for b in OVERSHOOT_BANDS)}). Worst "
+        f"line at P95: **{SEGMENT_LABELS[worst['segment']]}** of {worst['profile']} "
+        f"(owner: {worst['owner']}), {_versus(worst['p95_budget_ratio'])} against its budget."
     )
-
-# ---- headline rates ------------------------------------------------------------------------------
-first_audio = budget[budget["segment"] == "first_audio"].iloc[0]
-row1, row2 = st.columns(4), st.columns(4)
-row1[0].metric("First audio P50", milliseconds(first_audio["p50_ms"]))
-row1[1].metric("First audio P95", milliseconds(first_audio["p95_ms"]))
-row1[2].metric("Turns over first-audio budget", share(first_audio["over_budget_share"]))
-row1[3].metric("Degraded sessions", share(experience["degradation_rate"]))
-row2[0].metric("Interruption rate", share(experience["interruption_rate"]))
-row2[1].metric("False interruption rate", share(experience["false_interruption_rate"]))
-row2[2].metric("Prefix cache hit rate", share(experience["prefix_cache_hit_rate"]))
-row2[3].metric("TTS phrase cache hit rate", share(experience["tts_phrase_cache_hit_rate"]))
-st.caption(
-    f"{int(experience['turns']):,} turns in {int(experience['sessions']):,} sessions; "
-    f"{int(experience['interrupted_turns']):,} interrupted, "
-    f"{int(experience['false_interrupted_turns']):,} of them falsely. "
-    f"Vision embedding cache hit rate: {share(experience['vision_cache_hit_rate'])}."
-)
 
 # ---- trends --------------------------------------------------------------------------------------
 left, right = st.columns(2)
@@ -136,15 +225,21 @@ with right:
 # ---- degradations --------------------------------------------------------------------------------
 st.subheader("Degradations by kind")
 kinds = queries.degradations_by_kind(version, filters)
+kinds["kind_name"] = kinds["kind"].map(lambda k: human(k, DEGRADATION_LABELS))
 left, right = st.columns([1, 1])
 with left:
     show_table(
         kinds,
         [
-            Col("kind", "Kind"),
+            Col("kind_name", "Kind"),
             Col("degradations", "Events", "int"),
             Col("degraded_sessions", "Sessions", "int"),
-            Col("degradation_rate", "Share of sessions", "share"),
+            Col(
+                "degradation_rate",
+                "Share of sessions",
+                "share",
+                help="Sessions with this degradation ÷ sessions.",
+            ),
         ],
         currency,
         key="experience_degradations",
@@ -154,9 +249,9 @@ with right:
         st.plotly_chart(
             px.bar(
                 kinds,
-                x="kind",
+                x="kind_name",
                 y="degradations",
-                labels={"kind": "", "degradations": "Events"},
+                labels={"kind_name": "", "degradations": "Events"},
                 height=260,
             ),
             key="experience_degradations_chart",

@@ -2,25 +2,85 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+from decimal import Decimal
+
+import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 import streamlit as st
 
+from dashboards.comparison import Comparison, covered, week_label
 from dashboards.filters import page_context, page_header
-from dashboards.formatting import money
-from dashboards.kpis import margin_pct
-from dashboards.presentation import COMPONENT_LABELS, Col, money_series, show_table
+from dashboards.formatting import money, money_delta, percent, points_delta
+from dashboards.kpis import PeriodKpis, margin_pct
+from dashboards.presentation import (
+    COMPONENT_LABELS,
+    SAVINGS_LABELS,
+    Col,
+    adding_up,
+    adds_up_note,
+    human,
+    money_series,
+    sessions_link,
+    show_table,
+)
 from dashboards.queries import margin as queries
+from ledger.formatting import round_to_total
 from ledger.vocabulary import COMPONENTS, SAVINGS_KINDS
+
+
+def _change(current: object, earlier: pd.DataFrame, tenant: str, column: str) -> Decimal | None:
+    """Exact change of a tenant's amount against the comparison period; None when unknown."""
+    if comparison.coverage == "empty" or tenant not in earlier.index:
+        return None
+    before = earlier.at[tenant, column]
+    if current is None or pd.isna(current) or before is None or pd.isna(before):
+        return None
+    return Decimal(current) - Decimal(before)
+
 
 context = page_context()
 filters, currency, version = context.filters, context.currency, context.version
 page_header("Margin", context)
+comparison = Comparison.of(context)
 
 by_tenant = queries.margin_by_tenant(version, filters)
 if by_tenant.empty:
     st.info("No sessions in the selected period and filters. Widen the date range in the sidebar.")
     st.stop()
+
+# ---- headline ------------------------------------------------------------------------------------
+now = PeriodKpis.from_totals(queries.period_totals(version, filters))
+before = PeriodKpis.from_totals(queries.period_totals(version, comparison.previous))
+comparison = comparison.counted(before.sessions)
+cells = st.columns(4)
+cells[0].metric(
+    "Revenue",
+    money(now.revenue, currency),
+    comparison.delta(money_delta(now.revenue, before.revenue, currency)),
+    help="Revenue of the closed, billed sessions.",
+)
+cells[1].metric(
+    "Cost",
+    money(now.total_cost, currency),
+    comparison.delta(money_delta(now.total_cost, before.total_cost, currency)),
+    delta_color="inverse",
+    help="Cost of every session, open ones included.",
+)
+cells[2].metric(
+    "Gross margin",
+    money(now.gross_margin, currency),
+    comparison.delta(money_delta(now.gross_margin, before.gross_margin, currency)),
+    help="Revenue − cost.",
+)
+cells[3].metric(
+    "Gross margin %",
+    percent(now.gross_margin_pct, 2),
+    comparison.delta(points_delta(now.gross_margin_pct, before.gross_margin_pct)),
+    help="(Revenue − cost) ÷ revenue.",
+)
+st.caption(comparison.note())
 
 # ---- by tenant -----------------------------------------------------------------------------------
 st.subheader("By tenant")
@@ -28,19 +88,47 @@ by_tenant["gross_margin_pct"] = [
     margin_pct(revenue, cost)
     for revenue, cost in zip(by_tenant["revenue"], by_tenant["total_cost"], strict=True)
 ]
+# Each tenant against its own comparison period (same length, just before; same filters).
+earlier = queries.margin_by_tenant(version, comparison.previous).set_index("tenant_id")
+by_tenant["revenue_change"] = [
+    _change(revenue, earlier, tenant, "revenue")
+    for tenant, revenue in zip(by_tenant["tenant_id"], by_tenant["revenue"], strict=True)
+]
+by_tenant["margin_change"] = [
+    _change(margin, earlier, tenant, "gross_margin")
+    for tenant, margin in zip(by_tenant["tenant_id"], by_tenant["gross_margin"], strict=True)
+]
+by_tenant["sessions_link"] = [
+    sessions_link(
+        filters.date_from,
+        filters.date_to,
+        tenants=(tenant,),
+        scenarios=filters.scenarios,
+        pipelines=filters.pipelines,
+    )
+    for tenant in by_tenant["tenant_id"]
+]
 show_table(
     by_tenant,
     [
         Col("tenant_id", "Tenant"),
-        Col("sessions", "Sessions", "int"),
-        Col("billable_minutes", "Billable minutes", "minutes"),
-        Col("revenue", "Revenue", "money"),
-        *[Col(f"{c}_cost", f"{COMPONENT_LABELS[c]} cost", "money") for c in COMPONENTS],
-        Col("total_cost", "Cost", "money"),
-        Col("gross_margin", "Gross margin", "money"),
-        Col("gross_margin_pct", "Gross margin", "pct"),
+        Col("revenue", "Revenue", "money", help="Revenue of the closed, billed sessions."),
+        Col("total_cost", "Cost", "money", help="Cost of every session, open ones included."),
+        Col("gross_margin", "Gross margin", "money", help="Revenue − cost."),
+        Col("gross_margin_pct", "Gross margin", "pct", help="Gross margin ÷ revenue."),
+        Col("revenue_change", comparison.column("Revenue change"), "money", comparison.note()),
+        Col(
+            "margin_change",
+            comparison.column("Gross margin change"),
+            "money",
+            comparison.note(),
+        ),
         Col("interruption_waste_cost", "Interruption waste", "money"),
         Col("cache_savings", "Cache savings", "money"),
+        Col("sessions", "Sessions", "int"),
+        Col("sessions_link", "Sessions to triage", "link", display="Open sessions"),
+        Col("billable_minutes", "Billable minutes", "minutes"),
+        *[Col(f"{c}_cost", f"{COMPONENT_LABELS[c]} cost", "money") for c in COMPONENTS],
     ],
     currency,
     key="margin_by_tenant",
@@ -74,7 +162,24 @@ grain = st.segmented_control(
     required=True,
 )
 periods = queries.margin_by_period(version, filters, grain or "day")
-periods["period"] = periods["iso_week"] if grain == "week" else periods["period_start"].map(str)
+days_with_data = covered(comparison)
+if grain == "week":
+    periods["period"] = [
+        week_label(week, start, *days_with_data)
+        for week, start in zip(periods["iso_week"], periods["period_start"], strict=True)
+    ]
+else:
+    periods["period"] = periods["period_start"].map(str)
+periods["sessions_link"] = [
+    sessions_link(
+        max(start, filters.date_from),
+        min(start + timedelta(days=6), filters.date_to) if grain == "week" else start,
+        tenants=(tenant,),
+        scenarios=filters.scenarios,
+        pipelines=filters.pipelines,
+    )
+    for start, tenant in zip(periods["period_start"], periods["tenant_id"], strict=True)
+]
 margin_chart = px.line(
     periods.assign(gross_margin=money_series(periods["gross_margin"])),
     x="period",
@@ -90,17 +195,24 @@ show_table(
     [
         Col("period", "Period"),
         Col("tenant_id", "Tenant"),
-        Col("sessions", "Sessions", "int"),
         Col("revenue", "Revenue", "money"),
         Col("total_cost", "Cost", "money"),
         Col("gross_margin", "Gross margin", "money"),
         Col("interruption_waste_cost", "Interruption waste", "money"),
         Col("cache_savings", "Cache savings", "money"),
+        Col("sessions", "Sessions", "int"),
+        Col("sessions_link", "Sessions to triage", "link", display="Open sessions"),
     ],
     currency,
     key="margin_periods",
     height=280,
+    pinned=2,
 )
+if grain == "week":
+    st.caption(
+        "Weeks are ISO weeks (Monday to Sunday); a week only partly inside the selected dates "
+        "or the ledger's data is marked partial with the days it covers."
+    )
 
 # ---- by component and provider/model -------------------------------------------------------------
 st.subheader("Cost by component and provider/model")
@@ -117,7 +229,8 @@ breakdown = st.segmented_control(
     required=True,
 )
 breakdown = breakdown or "provider_model"
-costs = queries.cost_breakdown(version, filters, breakdown)
+costs = adding_up(queries.cost_breakdown(version, filters, breakdown), "cost", "cache_savings")
+costs["component"] = costs["component"].map(lambda c: human(c, COMPONENT_LABELS))
 levels = list(queries.COST_BREAKDOWNS[breakdown])
 if not costs.empty:
     chart_data = costs.assign(cost=money_series(costs["cost"]))
@@ -131,25 +244,30 @@ show_table(
     costs,
     [
         *[Col(level, level.capitalize()) for level in levels],
-        Col("cost", "Cost", "money"),
-        Col("cache_savings", "Cache savings", "money"),
+        Col("cost_shown", f"Cost ({currency})", "amount"),
+        Col("cache_savings_shown", f"Cache savings ({currency})", "amount"),
         Col("unpriced_lines", "Unpriced lines", "int"),
     ],
     currency,
     key="margin_cost_breakdown",
+    pinned=len(levels),
+    places=2,
 )
+if not costs.empty:
+    st.caption(adds_up_note(costs["cost"].sum(), currency, "priced cost of the usage lines"))
 
 # ---- savings by kind -----------------------------------------------------------------------------
 totals = queries.period_totals(version, filters).iloc[0]
 st.subheader("Cache savings by kind")
 kinds = st.columns(len(SAVINGS_KINDS))
-for column, kind in zip(kinds, SAVINGS_KINDS, strict=True):
-    label = {"llm": "LLM prefix", "realtime": "Realtime", "tts": "TTS phrase", "vision": "Vision"}
-    column.metric(f"{label[kind]} cache", money(totals[f"{kind}_cache_savings"], currency))
+by_kind = round_to_total([totals[f"{kind}_cache_savings"] for kind in SAVINGS_KINDS])
+for column, kind, saved in zip(kinds, SAVINGS_KINDS, by_kind, strict=True):
+    column.metric(SAVINGS_LABELS[kind], f"{currency} {saved:,.2f}")
+st.caption(adds_up_note(totals["cache_savings"], currency, "cache savings of the period"))
 
 # ---- phase and route -----------------------------------------------------------------------------
 st.subheader("LLM cost by phase and route")
-phases = queries.cost_by_phase_route(version, filters)
+phases = adding_up(queries.cost_by_phase_route(version, filters), "llm_cost", "llm_cache_savings")
 if not phases.empty:
     phase_chart = px.bar(
         phases.assign(llm_cost=money_series(phases["llm_cost"])),
@@ -157,7 +275,7 @@ if not phases.empty:
         y="llm_cost",
         color="route",
         labels={"llm_cost": f"LLM cost ({currency})", "phase": "Phase", "route": "Route"},
-        category_orders={"phase": ["greeting", "intake", "substantive", "closing", "(none)"]},
+        category_orders={"phase": ["greeting", "intake", "substantive", "closing", "unspecified"]},
         height=320,
     )
     st.plotly_chart(phase_chart, key="margin_phase_route_chart")
@@ -166,12 +284,21 @@ show_table(
     [
         Col("phase", "Phase"),
         Col("route", "Route"),
+        Col("llm_cost_shown", f"LLM cost ({currency})", "amount"),
+        Col("llm_cache_savings_shown", f"Prefix cache savings ({currency})", "amount"),
         Col("llm_calls", "LLM calls", "int"),
-        Col("input_tokens", "Input tokens", "int"),
+        Col("input_tokens", "Input tokens", "int", help="Cached and uncached."),
+        Col("cached_input_tokens", "Cached input tokens", "int"),
         Col("output_tokens", "Output tokens", "int"),
-        Col("llm_cost", "LLM cost", "money"),
-        Col("llm_cache_savings", "Prefix cache savings", "money"),
+        Col("unpriced_calls", "Unpriced calls", "int"),
     ],
     currency,
     key="margin_phase_route",
+    pinned=2,
+    places=2,
 )
+if not phases.empty:
+    st.caption(
+        adds_up_note(phases["llm_cost"].sum(), currency, "LLM cost of the period")
+        + " Phase or route `unspecified`: the call carried none."
+    )

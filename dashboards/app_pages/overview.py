@@ -5,8 +5,9 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import streamlit as st
 
+from dashboards.comparison import Comparison
 from dashboards.filters import page_context, page_header
-from dashboards.formatting import money, money_delta, percent, points_delta
+from dashboards.formatting import count_delta, money, money_delta, percent, points_delta
 from dashboards.kpis import PeriodKpis
 from dashboards.presentation import COMPONENT_LABELS, money_series
 from dashboards.queries import overview as queries
@@ -14,11 +15,13 @@ from ledger.vocabulary import COMPONENTS
 
 context = page_context()
 filters, currency, version = context.filters, context.currency, context.version
-previous = filters.previous()
+comparison = Comparison.of(context)
+previous = comparison.previous
 page_header("Overview", context)
 
 now = PeriodKpis.from_totals(queries.period_totals(version, filters))
 before = PeriodKpis.from_totals(queries.period_totals(version, previous))
+comparison = comparison.counted(before.sessions)
 
 if now.sessions == 0:
     st.info(
@@ -29,48 +32,57 @@ if now.sessions == 0:
 
 first, second = st.columns(4), st.columns(4)
 first[0].metric(
-    "Revenue", money(now.revenue, currency), money_delta(now.revenue, before.revenue, currency)
+    "Revenue",
+    money(now.revenue, currency),
+    comparison.delta(money_delta(now.revenue, before.revenue, currency)),
 )
 first[1].metric(
     "Cost",
     money(now.total_cost, currency),
-    money_delta(now.total_cost, before.total_cost, currency),
+    comparison.delta(money_delta(now.total_cost, before.total_cost, currency)),
     delta_color="inverse",
 )
 first[2].metric(
     "Gross margin",
     money(now.gross_margin, currency),
-    money_delta(now.gross_margin, before.gross_margin, currency),
+    comparison.delta(money_delta(now.gross_margin, before.gross_margin, currency)),
 )
 first[3].metric(
     "Gross margin %",
     percent(now.gross_margin_pct, 2),
-    points_delta(now.gross_margin_pct, before.gross_margin_pct),
+    comparison.delta(points_delta(now.gross_margin_pct, before.gross_margin_pct)),
+    help="(Revenue − cost) ÷ revenue.",
 )
 second[0].metric(
     "Cost per billable minute",
     money(now.cost_per_billable_minute, currency),
-    money_delta(now.cost_per_billable_minute, before.cost_per_billable_minute, currency),
+    comparison.delta(
+        money_delta(now.cost_per_billable_minute, before.cost_per_billable_minute, currency)
+    ),
+    help="Cost ÷ billable minutes of the billed sessions.",
     delta_color="inverse",
 )
 second[1].metric(
     "Interruption waste",
     money(now.interruption_waste_cost, currency),
-    money_delta(now.interruption_waste_cost, before.interruption_waste_cost, currency),
+    comparison.delta(
+        money_delta(now.interruption_waste_cost, before.interruption_waste_cost, currency)
+    ),
     delta_color="inverse",
     help="Cost of output tokens and TTS audio generated and then cut off; already inside Cost.",
 )
 second[2].metric(
     "Cache savings",
     money(now.cache_savings, currency),
-    money_delta(now.cache_savings, before.cache_savings, currency),
+    comparison.delta(money_delta(now.cache_savings, before.cache_savings, currency)),
     help="Cost avoided by prefix, TTS phrase and vision caches.",
 )
-second[3].metric("Sessions", f"{now.sessions:,}", f"{now.sessions - before.sessions:+,}")
+second[3].metric(
+    "Sessions", f"{now.sessions:,}", comparison.delta(count_delta(now.sessions, before.sessions))
+)
 st.caption(
-    f"Changes are against {previous.date_from:%Y-%m-%d} to {previous.date_to:%Y-%m-%d}"
-    + ("" if before.sessions else " (no sessions then)")
-    + ". Revenue counts closed, billed sessions; cost counts every session, open ones included."
+    comparison.note()
+    + " Revenue counts closed, billed sessions; cost counts every session, open ones included."
 )
 
 daily = queries.daily_trend(version, filters)

@@ -3,14 +3,28 @@ degradations."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+from datetime import date
+from decimal import Decimal
+
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboards.filters import page_context, page_header
+from dashboards.filters import Filters, page_context, page_header
 from dashboards.formatting import money
-from dashboards.presentation import Col, show_table
+from dashboards.presentation import (
+    DEGRADATION_LABELS,
+    SAVINGS_LABELS,
+    SEGMENT_LABELS,
+    Col,
+    human,
+    segment_list,
+    show_table,
+)
 from dashboards.queries import sessions as queries
+from ledger.formatting import round_places, round_to_total
+from ledger.vocabulary import BUDGET_LINES
 
 SEGMENT_COLOURS = {
     "endpointing": "#4c78a8",
@@ -21,58 +35,155 @@ SEGMENT_COLOURS = {
 }
 
 
+LINE_PLACES = 4
+
+
 def _seconds(value: object) -> str:
     return "no end yet" if value is None or pd.isna(value) else f"{float(value):.1f} s"
+
+
+TRIAGE_LABELS = {
+    "negative_margin": "Negative margin",
+    "over_budget": "Over latency budget",
+    "degraded": "Degraded",
+    "unpriced": "Unpriced usage",
+}
+SORT_LABELS = {
+    "newest": "Newest first",
+    "margin": "Lowest margin first",
+    "cost": "Highest cost first",
+    "over_budget": "Most turns over budget first",
+    **{f"slowest:{line}": f"Slowest {SEGMENT_LABELS[line]} first" for line in BUDGET_LINES},
+}
+
+
+def _link_filters(params: dict[str, list[str]], fallback: Filters) -> Filters | None:
+    """The filters a drill-down link carries (`?from=…&to=…&tenant=…`), if it carries any."""
+    if "from" not in params:
+        return None
+    try:
+        date_from = date.fromisoformat(params["from"][0])
+        date_to = date.fromisoformat(params.get("to", params["from"])[0])
+    except ValueError:
+        return None
+    return replace(
+        fallback,
+        date_from=date_from,
+        date_to=date_to,
+        tenants=tuple(params.get("tenant", ())),
+        scenarios=tuple(params.get("scenario", ())),
+        pipelines=tuple(params.get("pipeline", ())),
+    )
 
 
 context = page_context()
 filters, currency, version = context.filters, context.currency, context.version
 page_header("Session explorer", context)
 
+link = {key: st.query_params.get_all(key) for key in st.query_params}
+linked = _link_filters(link, filters)
+if linked is not None:
+    filters = linked
+    left, right = st.columns([4, 1])
+    left.info(f"Opened from a link: {linked.describe()}. The sidebar's filters do not apply.")
+    if right.button("Back to the sidebar's filters", key="sessions_clear_link"):
+        st.query_params.clear()
+        st.rerun()
+linked_sort = link.get("sort", [None])[0]
+if linked_sort in SORT_LABELS and "sessions_sort" not in st.session_state:
+    st.session_state["sessions_sort"] = linked_sort
+
 text = st.text_input(
     "Session id",
     key="sessions_search",
     placeholder="Paste a session id, or part of one",
-    help="Searching by id looks at every date; without it, the list follows the sidebar.",
+    help="Searching by id looks at every date; without it, the list follows the filters.",
 ).strip()
-found = queries.find_sessions(version, filters, text)
-if found.empty:
+left, middle, right = st.columns([3, 2, 1])
+flags = tuple(
+    left.multiselect(
+        "Show only sessions with",
+        options=list(TRIAGE_LABELS),
+        format_func=TRIAGE_LABELS.get,
+        key="sessions_flags",
+        placeholder="Any session",
+        help="Negative margin: cost above revenue. Over latency budget: at least one turn with a "
+        "segment or its first audio over its budget. Degraded: at least one degradation. "
+        "Unpriced usage: a meter with no price (its cost is unknown).",
+    )
+)
+sort = middle.selectbox(
+    "Order", options=list(SORT_LABELS), format_func=SORT_LABELS.get, key="sessions_sort"
+)
+total = queries.count_sessions(version, filters, text, flags)
+pages = max(1, -(-total // queries.PAGE_SIZE))
+page = int(
+    right.number_input("Page", min_value=1, max_value=pages, value=1, step=1, key="sessions_page")
+)
+page = min(page, pages)
+found = queries.find_sessions(version, filters, text, flags, sort, page)
+opened = link.get("session", [None])[0]
+if found.empty and not opened:
     st.info(
         "No session matches. Check the id, or widen the dates and tenants in the sidebar."
         if text
-        else "No sessions in the selected period and filters."
+        else "No session matches the filters."
     )
     st.stop()
 
+first = (page - 1) * queries.PAGE_SIZE + 1
 st.caption(
-    f"{len(found)} sessions{' (newest 200)' if len(found) == 200 else ''}"
-    + (f" whose id contains “{text}”" if text else " in the sidebar's period and filters")
-    + ", newest first."
+    f"{total:,} session{'' if total == 1 else 's'}"
+    + (f" whose id contains “{text}”" if text else "")
+    + (f" with {', '.join(TRIAGE_LABELS[f].lower() for f in flags)}" if flags else "")
+    + f" · {SORT_LABELS[sort].lower()} · page {page} of {pages} "
+    f"(rows {first:,}–{first + len(found) - 1:,}). Click a row to open the session."
+    if not found.empty
+    else "No session in the list."
 )
-show_table(
+found["status"] = ["open" if pd.isna(reason) else str(reason) for reason in found["end_reason"]]
+selection = show_table(
     found,
     [
         Col("session_id", "Session"),
         Col("tenant_id", "Tenant"),
         Col("business_date", "Date"),
-        Col("scenario", "Scenario"),
-        Col("pipeline", "Pipeline"),
-        Col("turn_count", "Turns", "int"),
+        Col("gross_margin", "Gross margin", "money"),
         Col("total_cost", "Cost", "money"),
         Col("revenue", "Revenue", "money"),
-        Col("gross_margin", "Gross margin", "money"),
-        Col("interruption_count", "Interruptions", "int"),
+        Col("turns_over_budget", "Turns over budget", "int"),
         Col("degradation_count", "Degradations", "int"),
+        Col("has_unpriced_usage", "Unpriced usage", "bool"),
+        Col("turn_count", "Turns", "int"),
+        Col("interruption_count", "Interruptions", "int"),
+        Col("scenario", "Scenario"),
+        Col("pipeline", "Pipeline"),
+        Col("status", "Ended"),
     ],
     currency,
     key="sessions_found",
-    height=240,
+    height=280,
+    on_select="rerun",
+    selection_mode="single-row",
+    empty="No session in the list.",
 )
-session_id = st.selectbox(
-    "Session to open",
-    options=found["session_id"].tolist(),
-    key="sessions_selected",
-)
+clicked = None
+state = st.session_state.get("sessions_found")
+if state is not None and not found.empty:
+    rows = state["selection"]["rows"]
+    if rows and rows[0] < len(found):
+        clicked = found["session_id"].iloc[rows[0]]
+options = found["session_id"].tolist()
+for extra in (opened, clicked):
+    if extra and extra not in options:
+        options.insert(0, extra)
+if clicked:
+    st.session_state["sessions_selected"] = clicked
+elif opened and "sessions_selected" not in st.session_state:
+    st.session_state["sessions_selected"] = opened
+if st.session_state.get("sessions_selected") not in options:
+    st.session_state.pop("sessions_selected", None)
+session_id = st.selectbox("Session to open", options=options, key="sessions_selected")
 if not session_id:
     st.stop()
 
@@ -113,12 +224,12 @@ else:
             x=duration_ms,
             base=start.tolist(),
             orientation="h",
-            name=segment,
+            name=SEGMENT_LABELS[segment],
             marker={
                 "color": SEGMENT_COLOURS[segment],
                 "line": {"color": ["#d62728" if o else "rgba(0,0,0,0)" for o in over], "width": 3},
             },
-            hovertemplate="%{y} " + segment + ": %{x} ms<extra></extra>",
+            hovertemplate="%{y} " + SEGMENT_LABELS[segment] + ": %{x} ms<extra></extra>",
         )
         # A segment waits for the one before it: the next bar starts where this one ends.
         start = start + duration_ms.fillna(0).astype(float)
@@ -140,14 +251,15 @@ else:
     st.caption(
         "Segments over their own budget are outlined in red; the red tick is the turn's first-audio budget."
     )
+    turns["over_budget_names"] = turns["over_budget_segments"].map(segment_list)
     show_table(
         turns,
         [
             Col("turn_index", "Turn", "int"),
-            *[Col(f"{segment}_ms", segment, "ms") for segment in queries.SEGMENTS],
             Col("first_audio_ms", "First audio", "ms"),
             Col("first_audio_budget_ms", "First-audio budget", "ms"),
-            Col("over_budget_segments", "Over budget"),
+            Col("over_budget_names", "Over budget", help="Segments over their own budget."),
+            *[Col(f"{segment}_ms", SEGMENT_LABELS[segment], "ms") for segment in queries.SEGMENTS],
         ],
         currency,
         key="sessions_turns",
@@ -155,28 +267,55 @@ else:
 
 # ---- ledger lines, interruptions, caches, degradations -------------------------------------------
 lines = queries.session_lines(version, session_id)
+# A line is a cache hit when it is served from a cache (tokens, characters or images from one):
+# the same rule picks the cache-hit table below.
+lines["cache_hit"] = [
+    bool(hit) or (pd.notna(kind) and pd.notna(quantity) and quantity > 0)
+    for hit, kind, quantity in zip(
+        lines["is_cache_hit"], lines["savings_kind"], lines["quantity"], strict=True
+    )
+]
+# Four places, nudged where needed so the lines add up to the session's exact figures.
+lines["amount_shown"] = round_to_total(
+    [None if pd.isna(v) else v for v in lines["amount"]], LINE_PLACES
+)
+lines["savings_shown"] = round_to_total(
+    [None if pd.isna(v) else v for v in lines["savings_amount"]], LINE_PLACES
+)
 st.subheader("Ledger lines")
 show_table(
     lines,
     [
-        Col("occurred_at", "At (UTC)"),
+        Col("meter", "Meter"),
+        Col("amount_shown", f"Amount ({currency})", "amount"),
+        Col("savings_shown", f"Savings ({currency})", "amount"),
+        Col("cache_hit", "Cache hit", "bool"),
+        Col("quantity", "Quantity", "number"),
         Col("turn_index", "Turn", "int"),
-        Col("component", "Component"),
         Col("provider", "Provider"),
         Col("model", "Model"),
         Col("phase", "Phase"),
         Col("route", "Route"),
-        Col("meter", "Meter"),
-        Col("quantity", "Quantity", "number"),
-        Col("is_cache_hit", "Cache hit"),
-        Col("amount", "Amount", "money"),
-        Col("savings_amount", "Savings", "money"),
         Col("unpriced_reason", "Unpriced because"),
+        Col("occurred_at", "At (UTC)"),
     ],
     currency,
     key="sessions_lines",
     empty="No usage lines.",
+    places=LINE_PLACES,
 )
+if not lines.empty:
+    priced = [v for v in lines["amount_shown"] if v is not None]
+    saved = [v for v in lines["savings_shown"] if v is not None]
+    st.caption(
+        f"Amounts to {LINE_PLACES} decimal places, rounded half-even; where the rounded lines "
+        f"would not add up, the fewest lines move by 0.{'0' * (LINE_PLACES - 1)}1 so they do: "
+        f"lines {currency} {sum(priced, Decimal(0)):,.{LINE_PLACES}f} = session cost "
+        f"{currency} {round_places(session['total_cost'], LINE_PLACES):,.{LINE_PLACES}f}; "
+        f"savings {currency} {sum(saved, Decimal(0)):,.{LINE_PLACES}f} = session cache savings "
+        f"{currency} {round_places(session['cache_savings'], LINE_PLACES):,.{LINE_PLACES}f}. "
+        "A blank amount has no price in effect (not 0)."
+    )
 
 left, right = st.columns(2)
 with left:
@@ -185,10 +324,10 @@ with left:
         queries.session_interruptions(version, session_id),
         [
             Col("turn_index", "Turn", "int"),
-            Col("is_false_interruption", "False"),
+            Col("waste_amount", "Waste", "money"),
+            Col("is_false_interruption", "False", "bool"),
             Col("wasted_output_tokens", "Wasted tokens", "int"),
             Col("wasted_tts_characters", "Wasted TTS characters", "int"),
-            Col("waste_amount", "Waste", "money"),
             Col("unpriced_reason", "Unpriced because"),
         ],
         currency,
@@ -197,12 +336,14 @@ with left:
     )
     st.subheader("Degradations")
     show_table(
-        queries.session_degradations(version, session_id),
+        queries.session_degradations(version, session_id).assign(
+            kind=lambda frame: frame["kind"].map(lambda k: human(k, DEGRADATION_LABELS))
+        ),
         [
-            Col("occurred_at", "At (UTC)"),
             Col("kind", "Kind"),
             Col("turn_index", "Turn", "int"),
             Col("reason", "Reason"),
+            Col("occurred_at", "At (UTC)"),
         ],
         currency,
         key="sessions_degradations",
@@ -210,18 +351,20 @@ with left:
     )
 with right:
     st.subheader("Cache hits")
-    hits = lines[lines["savings_amount"].map(lambda v: v is not None and pd.notna(v) and v > 0)]
+    hits = lines[lines["cache_hit"]].assign(
+        cache=lambda frame: frame["savings_kind"].map(lambda k: human(k, SAVINGS_LABELS))
+    )
     show_table(
         hits,
         [
-            Col("turn_index", "Turn", "int"),
-            Col("component", "Component"),
             Col("meter", "Meter"),
+            Col("savings_shown", f"Saved ({currency})", "amount"),
+            Col("cache", "Cache"),
             Col("quantity", "Quantity", "number"),
-            Col("savings_kind", "Cache"),
-            Col("savings_amount", "Saved", "money"),
+            Col("turn_index", "Turn", "int"),
         ],
         currency,
         key="sessions_cache_hits",
         empty="No cache hits.",
+        places=LINE_PLACES,
     )

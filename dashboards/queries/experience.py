@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from dashboards.connection import run
-from dashboards.queries.common import cached, session_filter
+from dashboards.queries.common import allowed, cached, session_filter
 from ledger.sql import literal
 from ledger.vocabulary import BUDGET_LINES, DEGRADATION_KINDS
 
@@ -19,44 +19,110 @@ if TYPE_CHECKING:
 def _budget_lines_sql() -> str:
     # One row per turn and budget line, from the wide fct_turn_latency; names come from BUDGET_LINES.
     return "\nunion all\n".join(
-        f"select {literal(line)} as segment, {order} as segment_order, "
+        f"select profile_key, breakdown, {literal(line)} as segment, {order} as segment_order, "
         f"cast({line}_ms as double) as duration_ms, {line}_budget_ms as budget_ms from turns"
         for order, line in enumerate(BUDGET_LINES, start=1)
     )
 
 
-@cached
-def latency_budget(version: str, filters: Filters) -> pd.DataFrame:
-    """The latency budget table over the filtered turns, as the seed draws it.
+# What the budget table can be broken down by -> the SQL of the turn's group.
+BUDGET_BREAKDOWNS = {
+    "none": "'all turns'",
+    "tenant": "turns.tenant_id",
+    "scenario": "turns.scenario",
+    "pipeline": "turns.pipeline",
+    "provider": "coalesce(providers.provider, 'none')",
+}
+# A turn's budget profile: the budgets it was held to (scenario profile or tenant override).
+_PROFILE_KEY = " || '/' || ".join(f"coalesce({line}_budget_ms, 0)" for line in BUDGET_LINES)
 
-    P50/P95 are linear interpolation over the turns' durations; the share over budget compares
-    each turn with its own budget; a line is over budget when the P95 of duration / own budget
-    exceeds 1 (with one budget in play: P95 > budget).
+
+@cached
+def latency_budget(version: str, filters: Filters, breakdown: str = "none") -> pd.DataFrame:
+    """The latency budget table over the filtered turns: one row per budget profile, group of the
+    breakdown and budget line, so every row has one budget (never a range).
+
+    A profile is the set of budgets a turn is held to, named by the scenarios that use it (and
+    marked when a tenant override set it). P50/P95 are linear interpolation over the turns'
+    durations; the share over budget compares each turn with its budget; `p95_budget_ratio` is
+    P95 / budget (over budget above 1). The provider of a turn is its LLM or realtime provider.
     """
-    where, params = session_filter(filters)
+    group = allowed(breakdown, BUDGET_BREAKDOWNS)
+    where, params = session_filter(filters, alias="turns")
     sql = f"""
-        with turns as (select * from marts.fct_turn_latency where {where}),
+        with providers as (
+            select
+                session_id,
+                turn_index,
+                string_agg(distinct provider, ' + ' order by provider) as provider
+            from marts.fct_usage_lines
+            where component in ('llm', 'realtime') and turn_index is not null
+            group by session_id, turn_index
+        ),
+        turns as (
+            select turns.*, {_PROFILE_KEY} as profile_key, {group} as breakdown
+            from marts.fct_turn_latency as turns
+            left join providers
+                on turns.session_id = providers.session_id
+                and turns.turn_index = providers.turn_index
+            where {where}
+        ),
+        profiles as (
+            select
+                profile_key,
+                string_agg(distinct scenario, ', ' order by scenario)
+                    || case when bool_or(budget_source = 'tenant_override')
+                        then ' (tenant override)' else '' end as profile,
+                list(distinct scenario order by scenario) as profile_scenarios,
+                any_value(first_audio_budget_ms) as profile_first_audio_budget_ms
+            from turns
+            group by profile_key
+        ),
         lines as ({_budget_lines_sql()}),
         owners as (select segment, owner from marts.dim_latency_budget_owners),
         final as (
             select
+                lines.profile_key,
+                lines.breakdown,
                 lines.segment,
                 lines.segment_order,
-                min(lines.budget_ms) filter (where lines.duration_ms is not null) as min_budget_ms,
-                max(lines.budget_ms) filter (where lines.duration_ms is not null) as max_budget_ms,
+                any_value(lines.budget_ms) as budget_ms,
                 count(lines.duration_ms) as measured_turns,
                 round(quantile_cont(lines.duration_ms, 0.5), 3) as p50_ms,
                 round(quantile_cont(lines.duration_ms, 0.95), 3) as p95_ms,
                 count(*) filter (where lines.duration_ms > lines.budget_ms)
-                    / nullif(count(lines.duration_ms), 0) as over_budget_share,
-                quantile_cont(lines.duration_ms / lines.budget_ms, 0.95) as p95_budget_ratio
+                    / nullif(count(lines.duration_ms), 0) as over_budget_share
             from lines
-            group by lines.segment, lines.segment_order
+            group by all
         )
-        select final.*, owners.owner
+        select
+            profiles.profile,
+            profiles.profile_scenarios,
+            final.* exclude (profile_key),
+            final.p95_ms / nullif(final.budget_ms, 0) as p95_budget_ratio,
+            owners.owner
         from final
+        inner join profiles on final.profile_key = profiles.profile_key
         left join owners on final.segment = owners.segment
-        order by final.segment_order
+        order by profiles.profile_first_audio_budget_ms desc, profiles.profile, final.breakdown,
+            final.segment_order
+    """
+    return run(version, sql, params)
+
+
+@cached
+def first_audio_totals(version: str, filters: Filters) -> pd.DataFrame:
+    """One row: complete turns, first-audio P50/P95 and the share over each turn's own budget."""
+    where, params = session_filter(filters)
+    sql = f"""
+        select
+            count(first_audio_ms) as turns,
+            round(quantile_cont(cast(first_audio_ms as double), 0.5), 3) as p50_ms,
+            round(quantile_cont(cast(first_audio_ms as double), 0.95), 3) as p95_ms,
+            count(*) filter (where is_first_audio_over_budget)
+                / nullif(count(first_audio_ms), 0) as over_budget_share
+        from marts.fct_turn_latency
+        where {where}
     """
     return run(version, sql, params)
 

@@ -97,24 +97,22 @@ def cost_breakdown(version: str, filters: Filters, breakdown: str) -> pd.DataFra
 
 @cached
 def cost_by_phase_route(version: str, filters: Filters) -> pd.DataFrame:
-    """LLM cost, calls and tokens by session phase and model route (SPEC 6: judge phase routing)."""
-    where, params = session_filter(filters, alias="sessions")
+    """LLM cost, calls and tokens by session phase and model route (SPEC 6: judge phase routing),
+    from `marts.fct_cost_by_phase_route` (its grain carries every sidebar filter)."""
+    where, params = session_filter(filters)
     sql = f"""
         select
-            coalesce(lines.phase, '(none)') as phase,
-            coalesce(lines.route, '(none)') as route,
-            count(distinct lines.source || chr(31) || lines.event_id) as llm_calls,
-            coalesce(sum(lines.quantity) filter (
-                where lines.meter in ('llm.input_tokens', 'llm.cached_input_tokens')
-            ), 0) as input_tokens,
-            coalesce(sum(lines.quantity) filter (where lines.meter = 'llm.output_tokens'), 0)
-                as output_tokens,
-            coalesce(sum(lines.amount) filter (where lines.is_priced), 0) as llm_cost,
-            coalesce(sum(lines.savings_amount), 0) as llm_cache_savings
-        from marts.fct_usage_lines as lines
-        inner join marts.fct_session_ledger as sessions
-            on lines.session_id = sessions.session_id
-        where lines.component = 'llm' and {where}
+            phase,
+            route,
+            sum(llm_call_count) as llm_calls,
+            sum(input_tokens + cached_input_tokens) as input_tokens,
+            sum(cached_input_tokens) as cached_input_tokens,
+            sum(output_tokens) as output_tokens,
+            sum(llm_cost) as llm_cost,
+            sum(llm_cache_savings) as llm_cache_savings,
+            sum(unpriced_usage_event_count) as unpriced_calls
+        from marts.fct_cost_by_phase_route
+        where {where}
         group by all
         order by llm_cost desc, phase, route
     """

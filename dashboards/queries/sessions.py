@@ -8,14 +8,18 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from dashboards.connection import run
-from dashboards.queries.common import cached, session_filter
+from dashboards.queries.common import allowed, cached, session_filter
 from ledger.vocabulary import BUDGET_LINES, SEGMENTS
 
 if TYPE_CHECKING:
     from dashboards.filters import Filters
 
 __all__ = [
+    "PAGE_SIZE",
     "SEGMENTS",
+    "TRIAGE_FLAGS",
+    "TRIAGE_SORTS",
+    "count_sessions",
     "find_sessions",
     "session_degradations",
     "session_interruptions",
@@ -25,27 +29,98 @@ __all__ = [
 ]
 
 
-@cached
-def find_sessions(
-    version: str, filters: Filters, session_text: str, limit: int = 200
-) -> pd.DataFrame:
-    """Sessions to pick from, newest first: by id text (any date) or by the sidebar filters."""
+# Triage flags a person can ask for (all must hold) -> the SQL condition on the joined row.
+TRIAGE_FLAGS = {
+    "negative_margin": "sessions.gross_margin < 0",
+    "over_budget": "coalesce(turns.turns_over_budget, 0) > 0",
+    "degraded": "sessions.degradation_count > 0",
+    "unpriced": "sessions.has_unpriced_usage",
+}
+# Orders of the list -> SQL on the triaged rows (session_id breaks ties: pages never overlap).
+TRIAGE_SORTS = {
+    "newest": "started_at desc",
+    "margin": "gross_margin asc nulls last",
+    "cost": "total_cost desc nulls last",
+    "over_budget": "turns_over_budget desc",
+}
+# `slowest:<line>`: the sessions whose slowest turn is slowest on that budget line first.
+SEGMENT_SORT = "slowest_{line}_ms desc nulls last"
+PAGE_SIZE = 50
+
+
+def _triage_sql(filters: Filters, session_text: str, flags: tuple[str, ...]) -> tuple[str, list]:
+    """The joined sessions and their turn figures, filtered: the id text looks at every date."""
     if session_text:
         # Looking a session up by id should find it whatever period the sidebar shows.
-        where, params = "contains(lower(session_id), lower(?))", [session_text]
+        where, params = "contains(lower(sessions.session_id), lower(?))", [session_text]
     else:
-        where, params = session_filter(filters)
+        where, params = session_filter(filters, alias="sessions")
+    conditions = [where, *(allowed(flag, TRIAGE_FLAGS) for flag in flags)]
+    slowest = ",\n".join(f"max({line}_ms) as slowest_{line}_ms" for line in BUDGET_LINES)
     sql = f"""
-        select
-            session_id, tenant_id, business_date, started_at, scenario, pipeline, end_reason,
-            duration_seconds, turn_count, total_cost, revenue, gross_margin,
-            interruption_count, degradation_count, has_unpriced_usage
-        from marts.fct_session_ledger
-        where {where}
-        order by started_at desc, session_id
-        limit ?
+        with turns as (
+            select
+                session_id,
+                count(*) filter (
+                    where over_budget_segment_count > 0 or is_first_audio_over_budget
+                ) as turns_over_budget,
+                {slowest}
+            from marts.fct_turn_latency
+            group by session_id
+        ),
+        triaged as (
+            select
+                sessions.session_id, sessions.tenant_id, sessions.business_date,
+                sessions.started_at, sessions.scenario, sessions.pipeline, sessions.end_reason,
+                sessions.duration_seconds, sessions.turn_count, sessions.total_cost,
+                sessions.revenue, sessions.gross_margin, sessions.interruption_count,
+                sessions.degradation_count, sessions.has_unpriced_usage,
+                coalesce(turns.turns_over_budget, 0) as turns_over_budget,
+                turns.* exclude (session_id, turns_over_budget)
+            from marts.fct_session_ledger as sessions
+            left join turns on sessions.session_id = turns.session_id
+            where {" and ".join(conditions)}
+        )
     """
-    return run(version, sql, [*params, int(limit)])
+    return sql, params
+
+
+@cached
+def count_sessions(
+    version: str, filters: Filters, session_text: str = "", flags: tuple[str, ...] = ()
+) -> int:
+    """How many sessions the triage list holds (every page of it)."""
+    sql, params = _triage_sql(filters, session_text, flags)
+    return int(run(version, sql + "select count(*) as n from triaged", params)["n"].iloc[0])
+
+
+@cached
+def find_sessions(
+    version: str,
+    filters: Filters,
+    session_text: str = "",
+    flags: tuple[str, ...] = (),
+    sort: str = "newest",
+    page: int = 1,
+    page_size: int = PAGE_SIZE,
+) -> pd.DataFrame:
+    """One page of the sessions to triage: filtered by the sidebar (or by id text, any date) and
+    the triage flags, ordered by an allow-listed sort (`slowest:<segment>` for a segment)."""
+    if sort.startswith("slowest:"):
+        order = SEGMENT_SORT.format(line=allowed(sort.removeprefix("slowest:"), _LINES))
+    else:
+        order = allowed(sort, TRIAGE_SORTS)
+    sql, params = _triage_sql(filters, session_text, flags)
+    sql += f"""
+        select * from triaged
+        order by {order}, started_at desc, session_id
+        limit ? offset ?
+    """
+    page_size = int(page_size)
+    return run(version, sql, [*params, page_size, (max(int(page), 1) - 1) * page_size])
+
+
+_LINES = {line: line for line in BUDGET_LINES}
 
 
 @cached

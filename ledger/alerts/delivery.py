@@ -8,7 +8,14 @@ Rules, in the order a run applies them:
    than the one notified then (an escalation).
 3. A tenant-day's anomalies that pass go out together, in one message.
 4. Each send has a timeout and a bounded number of attempts with backoff; what still fails is
-   recorded as failed, with the error, for the next run.
+   recorded as failed, with the error, for the next run. Every attempt is counted.
+5. Each notification carries an `Idempotency-Key` header (its delivery id), the same on every
+   attempt of every run, so a receiver that got a copy already can drop the next one.
+
+The webhook URL is checked when the sink is made (http or https, a host); `user:pass@` in it is
+sent as HTTP basic authentication. The URL is a secret (a Slack webhook's path is its key): no
+message, error or table ever shows more than its host, and credentials in an error text are
+masked.
 
 Without a webhook URL the file sink appends each message to `alerts/notifications.jsonl` under
 `LEDGER_HOME` and echoes its text to the terminal.
@@ -16,6 +23,7 @@ Without a webhook URL the file sink appends each message to `alerts/notification
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 import urllib.error
@@ -25,7 +33,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
 from typing import Protocol
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
 import duckdb
 
@@ -62,16 +70,28 @@ METRIC_LABELS = {
 }
 
 
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+
+
 class DeliveryError(RuntimeError):
     """A notification could not be delivered; the message says where and why (never the URL's
-    secret path)."""
+    secret path). `attempts` is how many sends were tried."""
+
+    def __init__(self, message: str, attempts: int = 1) -> None:
+        super().__init__(message)
+        self.attempts = attempts
+
+
+class WebhookURLError(ValueError):
+    """LEDGER_WEBHOOK_URL cannot be used; the message never repeats the URL."""
 
 
 class Sink(Protocol):
     channel: str
 
-    def send(self, payload: dict) -> None:
-        """Deliver one message or raise DeliveryError."""
+    def send(self, payload: dict, key: str) -> int:
+        """Deliver one message (`key`: its idempotency key); return the number of attempts it
+        took, or raise DeliveryError."""
 
 
 @dataclass
@@ -84,36 +104,87 @@ class WebhookSink:
     backoff_seconds: float = 0.5
     channel: str = "webhook"
 
+    def __post_init__(self) -> None:
+        parts = urlsplit(self.url.strip())
+        if parts.scheme.lower() not in ("http", "https"):
+            shown = f"scheme {parts.scheme!r}" if parts.scheme else "no scheme"
+            raise WebhookURLError(
+                f"LEDGER_WEBHOOK_URL must be an http:// or https:// URL (it has {shown}; the URL "
+                "is not shown, it holds the webhook's secret)"
+            )
+        try:
+            hostname, port = parts.hostname, parts.port
+        except ValueError:
+            hostname, port = None, None
+        if not hostname:
+            raise WebhookURLError(
+                "LEDGER_WEBHOOK_URL has no valid host[:port] (the URL is not shown, it holds the "
+                "webhook's secret)"
+            )
+        self._host = hostname if port is None else f"{hostname}:{port}"
+        netloc = f"[{hostname}]" if ":" in hostname else hostname
+        netloc += "" if port is None else f":{port}"
+        self._target = urlunsplit((parts.scheme, netloc, parts.path, parts.query, ""))
+        self._authorization = None
+        if parts.username is not None:
+            pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
+            self._authorization = "Basic " + base64.b64encode(pair.encode()).decode()
+        # What must never appear in a message: the credentials, the path, the query values.
+        self._secrets = sorted(
+            {
+                text
+                for text in (
+                    parts.username,
+                    parts.password,
+                    unquote(parts.username or ""),
+                    unquote(parts.password or ""),
+                    parts.path.strip("/"),
+                    parts.query,
+                    *(value for _, value in parse_qsl(parts.query)),
+                )
+                if text and len(text) >= 3
+            },
+            key=len,
+            reverse=True,
+        )
+
     @property
     def host(self) -> str:
-        # Slack webhook paths are secrets: errors and tables name the host only.
-        return urlsplit(self.url).netloc or "the webhook"
+        # Slack webhook paths are secrets: errors and tables name the host (and port) only.
+        return self._host
 
-    def send(self, payload: dict) -> None:
+    def redact(self, text: str) -> str:
+        """`text` with every secret part of the URL masked."""
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        return text
+
+    def send(self, payload: dict, key: str) -> int:
         body = json.dumps(payload, ensure_ascii=False).encode()
+        headers = {"Content-Type": "application/json; charset=utf-8", IDEMPOTENCY_HEADER: key}
+        if self._authorization:
+            headers["Authorization"] = self._authorization
         last_error = ""
         for attempt in range(self.attempts):
             if attempt:
                 time.sleep(self.backoff_seconds * 2 ** (attempt - 1))
             request = urllib.request.Request(
-                self.url,
-                data=body,
-                headers={"Content-Type": "application/json; charset=utf-8"},
-                method="POST",
+                self._target, data=body, headers=headers, method="POST"
             )
             try:
                 with urllib.request.urlopen(request, timeout=self.timeout_seconds) as response:
                     if 200 <= response.status < 300:
-                        return
+                        return attempt + 1
                     last_error = f"HTTP {response.status}"
             except urllib.error.HTTPError as exc:
                 last_error = f"HTTP {exc.code}"
-            except (urllib.error.URLError, TimeoutError, OSError) as exc:
+            except (urllib.error.URLError, TimeoutError, OSError, ValueError) as exc:
                 reason = getattr(exc, "reason", exc)
-                last_error = f"{type(exc).__name__}: {reason}"
+                last_error = self.redact(f"{type(exc).__name__}: {reason}")
         raise DeliveryError(
             f"webhook at {self.host} failed after {self.attempts} attempts ({last_error}); "
-            "the notification is kept and retried on the next run"
+            "the notification is kept and retried on the next run",
+            attempts=self.attempts,
         )
 
 
@@ -125,7 +196,7 @@ class FileSink:
     echo: Callable[[str], None] | None = print
     channel: str = "file"
 
-    def send(self, payload: dict) -> None:
+    def send(self, payload: dict, key: str) -> int:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self.path.open("a", encoding="utf-8") as handle:
@@ -134,6 +205,7 @@ class FileSink:
             raise DeliveryError(f"could not write {self.path}: {exc}") from exc
         if self.echo is not None:
             self.echo(payload["text"])
+        return 1
 
 
 # ---- messages ------------------------------------------------------------------------------------
@@ -255,14 +327,17 @@ class DeliveryOutcome:
 
 
 def _attempt(sink: Sink, delivery: Delivery) -> None:
-    delivery.attempts += 1
+    """Send `delivery` once through `sink` (which may try several times); count every try."""
     delivery.channel = sink.channel
     try:
-        sink.send(delivery.payload)
+        # The delivery id is the idempotency key: the same on every try of every run.
+        tries = sink.send(delivery.payload, delivery.delivery_id)
     except DeliveryError as exc:
+        delivery.attempts += exc.attempts
         delivery.status = DELIVERY_FAILED
         delivery.last_error = str(exc)
     else:
+        delivery.attempts += tries
         delivery.status = DELIVERY_SENT
         delivery.last_error = None
 

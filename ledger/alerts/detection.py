@@ -31,7 +31,7 @@ and, for a component with a cache, the cache hit rate against its baseline.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
@@ -334,6 +334,112 @@ def _severity(z: Decimal, pct: Decimal | None, min_pct: Decimal, params: Detecti
     return "critical" if z >= params.z_critical and big else "warning"
 
 
+@dataclass(frozen=True)
+class _MetricRule:
+    """How one metric is measured, baselined and sized: one row of the module docstring's table.
+
+    `measure` is the figure compared with the baseline (a unit cost, a ratio or a total);
+    `sized` turns today and the baseline centre into (value shown, expected value, change in
+    currency), the three figures an anomaly carries.
+    """
+
+    metric: str
+    unit: str
+    measure: Callable[[TenantDay], Decimal | None]
+    sized: Callable[[TenantDay, Decimal], tuple[Decimal, Decimal, Decimal]]
+    # Smallest change worth an alert (% of the expected value, or points for a ratio in points).
+    min_change: Callable[[DetectionParams], Decimal]
+    # The MAD's floor, from the baseline centre: a steady series must not turn noise into z = 50.
+    scale_floor: Callable[[Decimal, DetectionParams], Decimal]
+    # A volume metric compares with same-day-type peers; a unit metric with every baseline day.
+    over_peers: bool = False
+    # +1: a rise is adverse (costs); -1: a drop is (margin), measured in points, not %.
+    adverse: int = 1
+    # A cost-like centre must be positive to scale against; a margin may be anything.
+    positive_centre: bool = True
+    component: str | None = None
+
+    def history(self, baseline: _Baseline) -> list[Decimal]:
+        days = baseline.peers if self.over_peers else baseline.days
+        return [v for v in (self.measure(h) for h in days) if v is not None]
+
+    def is_small(self, today: TenantDay, tenant_too_small: bool, params: DetectionParams) -> bool:
+        if self.component is None:
+            return tenant_too_small
+        return tenant_too_small or today.component(self.component).sessions < (
+            params.min_component_sessions
+        )
+
+
+def _share_floor(centre: Decimal, params: DetectionParams) -> Decimal:
+    return centre * params.scale_floor_share
+
+
+def _component_rule(name: str) -> _MetricRule:
+    """`<component>_cost`: the component's unit cost; expected = baseline unit cost x today's
+    minutes of the sessions that used it."""
+
+    def sized(today: TenantDay, centre: Decimal) -> tuple[Decimal, Decimal, Decimal]:
+        part = today.component(name)
+        unit = today.unit_cost(name) or ZERO
+        return part.cost, centre * part.minutes, (unit - centre) * part.minutes
+
+    return _MetricRule(
+        metric=f"{name}_cost",
+        unit="currency",
+        measure=lambda day: day.unit_cost(name),
+        sized=sized,
+        min_change=lambda params: params.min_change_pct,
+        scale_floor=_share_floor,
+        component=name,
+    )
+
+
+def _margin_sized(today: TenantDay, centre: Decimal) -> tuple[Decimal, Decimal, Decimal]:
+    # In currency, a margin drop is the cost that today's revenue carries above the usual
+    # cost-to-revenue ratio.
+    usual_ratio = (HUNDRED - centre) / HUNDRED
+    margin = today.gross_margin_pct or ZERO
+    return margin, centre, today.total_cost - usual_ratio * today.revenue
+
+
+# In the order anomalies of one tenant-day are found (ties in the final sort keep it).
+_RULES: tuple[_MetricRule, ...] = (
+    *(_component_rule(name) for name in COMPONENTS),
+    _MetricRule(
+        metric="cost_per_billable_minute",
+        unit="currency/min",
+        measure=lambda day: day.cost_per_billable_minute,
+        sized=lambda today, centre: (
+            today.cost_per_billable_minute or ZERO,
+            centre,
+            ((today.cost_per_billable_minute or ZERO) - centre) * today.billable_minutes,
+        ),
+        min_change=lambda params: params.min_cost_per_minute_change_pct,
+        scale_floor=_share_floor,
+    ),
+    _MetricRule(
+        metric="total_cost",
+        unit="currency",
+        measure=lambda day: day.total_cost,
+        sized=lambda today, centre: (today.total_cost, centre, today.total_cost - centre),
+        min_change=lambda params: params.min_total_cost_change_pct,
+        scale_floor=_share_floor,
+        over_peers=True,
+    ),
+    _MetricRule(
+        metric="gross_margin_pct",
+        unit="points",
+        measure=lambda day: day.gross_margin_pct,
+        sized=_margin_sized,
+        min_change=lambda params: params.min_margin_drop_points,
+        scale_floor=lambda centre, params: params.margin_scale_floor_points,
+        adverse=-1,
+        positive_centre=False,
+    ),
+)
+
+
 def detect_tenant_day(
     today: TenantDay, history: Sequence[TenantDay], params: DetectionParams = DEFAULT_PARAMS
 ) -> list[Anomaly]:
@@ -346,34 +452,33 @@ def detect_tenant_day(
     )
     effects = _rate_effects(today, baseline, params)
     found: list[Anomaly] = []
-
-    def emit(
-        metric: str,
-        unit: str,
-        value: Decimal,
-        expected: Decimal,
-        z: Decimal,
-        min_pct: Decimal,
-        currency_change: Decimal,
-        fixed_component: str | None = None,
-        small: bool = False,
-    ) -> None:
+    for rule in _RULES:
+        measured = rule.measure(today)
+        values = rule.history(baseline)
+        # Peers are at least `min_peer_days` by construction; unit metrics need a full baseline.
+        if measured is None or (not rule.over_peers and len(values) < params.min_baseline_days):
+            continue
+        centre = median(values)
+        if rule.positive_centre and centre <= 0:
+            continue
+        scale = robust_scale(values, centre, rule.scale_floor(centre, params))
+        z = rule.adverse * (measured - centre) / scale
+        value, expected, currency_change = rule.sized(today, centre)
         change = value - expected
         pct = _pct(change, expected)
-        adverse = -change if metric == "gross_margin_pct" else change
-        if metric == "gross_margin_pct":
-            if z < params.z_warning or adverse < min_pct:
-                return
-        elif z < params.z_warning or (pct is not None and pct < min_pct):
-            return
-        cause, explained = _cause(
-            today, baseline, currency_change, effects, params, fixed_component
-        )
-        note = ""
+        min_change = rule.min_change(params)
+        if z < params.z_warning:
+            continue
+        if rule.adverse < 0:
+            if -change < min_change:  # points
+                continue
+        elif pct is not None and pct < min_change:
+            continue
+        cause, explained = _cause(today, baseline, currency_change, effects, params, rule.component)
         cause_sessions = today.provider_sessions.get(
             (cause.component or "", cause.provider or "", cause.model or ""), 0
         )
-        if small:
+        if rule.is_small(today, tenant_too_small, params):
             note = "too little traffic that day to page anyone"
         elif not explained:
             note = "explained by volume or mix, not by a unit cost rising"
@@ -382,98 +487,24 @@ def detect_tenant_day(
                 f"carried by {cause_sessions} session(s) of {cause.provider}/{cause.model}: "
                 "an outlier, not a trend"
             )
-        severity = "info" if note else _severity(z, pct, min_pct, params)
+        else:
+            note = ""
         found.append(
             Anomaly(
                 tenant_id=today.tenant_id,
                 business_date=today.business_date,
-                metric=metric,
-                unit=unit,
+                metric=rule.metric,
+                unit=rule.unit,
                 value=value,
                 expected=expected,
                 abs_change=change,
                 pct_change=pct,
                 robust_z=z,
-                severity=severity,
+                severity="info" if note else _severity(z, pct, min_change, params),
                 baseline_days=len(baseline.days),
                 cause=cause,
                 note=note,
             )
-        )
-
-    # Components: unit cost per minute of the sessions that used the component.
-    for name in COMPONENTS:
-        unit = today.unit_cost(name)
-        history_units = [u for u in (h.unit_cost(name) for h in baseline.days) if u is not None]
-        if unit is None or len(history_units) < params.min_baseline_days:
-            continue
-        centre = median(history_units)
-        if centre <= 0:
-            continue
-        scale = robust_scale(history_units, centre, centre * params.scale_floor_share)
-        minutes = today.component(name).minutes
-        emit(
-            f"{name}_cost",
-            "currency",
-            today.component(name).cost,
-            centre * minutes,
-            (unit - centre) / scale,
-            params.min_change_pct,
-            (unit - centre) * minutes,
-            fixed_component=name,
-            small=tenant_too_small
-            or today.component(name).sessions < params.min_component_sessions,
-        )
-
-    cpm = today.cost_per_billable_minute
-    history_cpm = [v for v in (h.cost_per_billable_minute for h in baseline.days) if v is not None]
-    if cpm is not None and len(history_cpm) >= params.min_baseline_days:
-        centre = median(history_cpm)
-        if centre > 0:
-            scale = robust_scale(history_cpm, centre, centre * params.scale_floor_share)
-            emit(
-                "cost_per_billable_minute",
-                "currency/min",
-                cpm,
-                centre,
-                (cpm - centre) / scale,
-                params.min_cost_per_minute_change_pct,
-                (cpm - centre) * today.billable_minutes,
-                small=tenant_too_small,
-            )
-
-    peers = [h.total_cost for h in baseline.peers]
-    centre = median(peers)
-    if centre > 0:
-        scale = robust_scale(peers, centre, centre * params.scale_floor_share)
-        emit(
-            "total_cost",
-            "currency",
-            today.total_cost,
-            centre,
-            (today.total_cost - centre) / scale,
-            params.min_total_cost_change_pct,
-            today.total_cost - centre,
-            small=tenant_too_small,
-        )
-
-    margin = today.gross_margin_pct
-    history_margin = [v for v in (h.gross_margin_pct for h in baseline.days) if v is not None]
-    if margin is not None and len(history_margin) >= params.min_baseline_days:
-        centre = median(history_margin)
-        scale = robust_scale(history_margin, centre, params.margin_scale_floor_points)
-        # In currency, a margin drop is the cost that today's revenue carries above the usual
-        # cost-to-revenue ratio.
-        usual_ratio = (HUNDRED - centre) / HUNDRED
-        emit(
-            "gross_margin_pct",
-            "points",
-            margin,
-            centre,
-            (centre - margin) / scale,
-            params.min_margin_drop_points,
-            today.total_cost - usual_ratio * today.revenue,
-            small=tenant_too_small,
         )
     return found
 

@@ -7,8 +7,8 @@
 | `ops.delivery_items`  | fingerprint carried by a notification, at its severity | (`delivery_id`, `fingerprint`) |
 | `ops.alert_runs`      | run of `ledger alerts run` / the daily job     | `run_id`                   |
 
-`ops.deliveries.attempts` counts the runs that tried a notification (each run itself retries
-within its timeout and attempt bound); `status` is `sent` or `failed` (retried on the next run).
+`ops.deliveries.attempts` counts every send tried, over all runs (each run retries within its
+timeout and attempt bound); `status` is `sent` or `failed` (retried on the next run).
 
 dbt never touches schema `ops`, so a rebuild of the marts keeps the history of alerts.
 """

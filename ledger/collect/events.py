@@ -37,7 +37,7 @@ def short_code(value: object) -> str | None:
     if value is None:
         return None
     text = re.sub(r"[^A-Za-z0-9_.:-]+", "_", str(value)).strip("_")[:64]
-    return text if re.fullmatch(SHORT_CODE_PATTERN, text) else None
+    return text if text and re.fullmatch(SHORT_CODE_PATTERN, text) else None
 
 
 def decimal_text(value: object) -> str:

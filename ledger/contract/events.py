@@ -61,7 +61,12 @@ def _decimal_text(value: object) -> object:
 # short codes a narrow alphabet. A card number or a sentence in `reason` is `bad_value`. Patterns are
 # written unanchored (DuckDB's regexp_full_match anchors them) and anchored for pydantic.
 IDENTIFIER_PATTERN = r"[!-~]{1,128}"
-SHORT_CODE_PATTERN = r"[A-Za-z0-9_.:-]{1,64}"
+# A short code is 1-64 of [A-Za-z0-9_.:-] (the length is the field's) with at most 8 digits in all:
+# a code such as `tts.timeout:504` or a date `20261120` passes, a card number (13-19 digits, with or
+# without separators) or a phone number (10+) is `bad_value`. One regular expression (no
+# look-around), so pydantic, Python's re and DuckDB's RE2 read it alike.
+SHORT_CODE_MAX_DIGITS = 8
+SHORT_CODE_PATTERN = rf"[A-Za-z_.:-]*(?:[0-9][A-Za-z_.:-]*){{0,{SHORT_CODE_MAX_DIGITS}}}"
 CURRENCY_PATTERN = r"[A-Z]{3}"
 
 

@@ -25,7 +25,7 @@ from pydantic_core import PydanticCustomError
 from ledger.contract.events import Component
 from ledger.reference.csv_files import read_csv
 from ledger.reference.errors import ReferenceDataError
-from ledger.reference.models import CalendarDate, Currency, Money, Text
+from ledger.reference.rules import CalendarDate, Currency, Money, Text
 from ledger.settings import Settings
 from ledger.warehouse import connect
 

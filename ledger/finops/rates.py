@@ -38,7 +38,7 @@ from ledger.finops.catalogue import (
 )
 from ledger.reference import RateCardRow, ReferenceDataError, load_reference
 from ledger.reference.loader import RATE_CARD_COLUMNS, RATE_CARD_FILE, REFERENCE_FILES
-from ledger.reference.models import as_csv_instant
+from ledger.reference.rules import as_csv_instant
 from ledger.settings import Settings
 
 PROPOSAL_COLUMNS: tuple[str, ...] = (*RATE_CARD_COLUMNS, "action", "current", "note")

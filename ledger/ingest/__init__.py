@@ -12,7 +12,7 @@ from pathlib import Path
 import duckdb
 
 from ledger.ingest.files import chunks, discover, is_large
-from ledger.ingest.load import FileResult, commit_chunked, commit_staged
+from ledger.ingest.load import FileResult, commit_chunked, commit_group
 from ledger.ingest.stage import StagedFile, Validator
 from ledger.settings import Settings
 from ledger.warehouse import connect, ensure_raw_schema, remove_orphan_event_files
@@ -25,8 +25,8 @@ __all__ = ["FileResult", "expire_quarantined_text", "ingest_files", "ingest_path
 # file cap bounds the statement (each file is one more source in it).
 BATCH_BYTES = 96 * 2**20
 BATCH_FILES = 64
-# While one batch commits (one transaction per file, in path order) the next is validated; this
-# many batches at most are validated and waiting.
+# While one batch commits (its small files in one transaction, in path order) the next is
+# validated; this many batches at most are validated and waiting.
 BATCHES_AHEAD = 2
 # DuckDB checkpoints when the write-ahead log passes 16 MB by default, i.e. after nearly every landing
 # file, rewriting the table each time. A larger threshold checkpoints once per many files (and at the
@@ -43,7 +43,7 @@ def ingest_paths(
     on_start: Callable[[list[Path]], None] | None = None,
     on_refused: Callable[[Path, str], None] | None = None,
 ) -> list[FileResult]:
-    """Ingest every landing file under `paths`, one transaction per file, in path order.
+    """Ingest every landing file under `paths` in path order, each file wholly or not at all.
 
     Symbolic links and paths resolving outside the landing folder are refused (`on_refused`).
     """
@@ -61,8 +61,9 @@ def ingest_files(
     on_file: Callable[[FileResult], None] | None = None,
     warehouse_path: Path | None = None,
 ) -> list[FileResult]:
-    """Ingest `files` (already discovered) in the order given, one transaction per file, into
-    `warehouse_path` (default: the settings' warehouse)."""
+    """Ingest `files` (already discovered) in the order given, each file wholly or not at all
+    (small files validated together commit together), into `warehouse_path` (default: the
+    settings' warehouse)."""
     results: list[FileResult] = []
     with (
         connect(warehouse_path or settings.warehouse_path) as con,
@@ -121,21 +122,41 @@ def _commit_in_order(
     results: list[FileResult],
     on_file: Callable[[FileResult], None] | None,
 ) -> None:
-    """Validate batches ahead on the pool; commit their files one by one in path order.
+    """Validate batches ahead on the pool; commit each batch's files in path order, together.
 
-    Committing in path order keeps "the first version wins" deterministic.
+    Committing in path order keeps "the first version wins" deterministic. A batch's files commit
+    in one transaction (`commit_group`: each file's outcome is the one it would have alone, the
+    commit's fixed cost is paid once); if that fails, nothing of the batch is in and its files are
+    committed one by one, so the files before the failing one go in and its error stops the run
+    as it would have alone.
     """
     pending: deque[tuple[list[Path], Future[list[StagedFile]]]] = deque()
+
+    def done(committed: list[FileResult]) -> None:
+        for result in committed:
+            results.append(result)
+            if on_file is not None:
+                on_file(result)
 
     def commit(staged: StagedFile) -> None:
         if staged.chunked:
             with tempfile.TemporaryDirectory(prefix="ledger-ingest-") as folder:
-                result = commit_chunked(con, staged, chunks(staged.path, Path(folder)))
+                done([commit_chunked(con, staged, chunks(staged.path, Path(folder)))])
         else:
-            result = commit_staged(con, staged)
-        results.append(result)
-        if on_file is not None:
-            on_file(result)
+            done(commit_group(con, [staged]))
+
+    def commit_together(group: list[StagedFile]) -> None:
+        if len(group) == 1 or any(staged.chunked for staged in group):
+            for staged in group:
+                commit(staged)
+            return
+        try:
+            committed = commit_group(con, group)
+        except Exception:
+            for staged in group:
+                commit(staged)
+            return
+        done(committed)
 
     try:
         while True:
@@ -152,9 +173,11 @@ def _commit_in_order(
                 # go in and its error, naming it, stops the run as it would have alone.
                 for _, ahead in pending:
                     ahead.exception()
-                staged_files = (staged for path in batch for staged in validate([path]))
-            for staged in staged_files:
-                commit(staged)
+                for path in batch:
+                    for staged in validate([path]):
+                        commit(staged)
+                continue
+            commit_together(staged_files)
     finally:
         # A failure stops the run: let the batches being validated finish before the validator
         # closes.

@@ -1,7 +1,9 @@
 """Committing landing files to the warehouse: deduplicate, insert, each file all or nothing.
 
 A file arrives validated (`ledger.ingest.stage`: every line with its verdict and typed values) and
-commits in its own DuckDB transaction, in path order:
+commits in path order, with the other small files validated with it in one DuckDB transaction (the
+outcome is the one committing them one by one would have; a failure rolls the group back and the
+files are committed one by one):
 1. valid lines are deduplicated on (`source`, `event_id`) against everything ever ingested and
    against earlier lines of the same file: the same payload is a duplicate (counted, dropped), a
    different payload is quarantined as `id_conflict` and the first version stays;
@@ -82,27 +84,79 @@ def load_file(
 
 def commit_staged(con: duckdb.DuckDBPyConnection, staged: StagedFile) -> FileResult:
     """Deduplicate and insert a validated file in one transaction, with its manifest row."""
+    [result] = commit_group(con, [staged])
+    return result
+
+
+def commit_group(con: duckdb.DuckDBPyConnection, group: list[StagedFile]) -> list[FileResult]:
+    """Commit validated files (validated together, same ingest time) in ONE transaction, in order.
+
+    The outcome is the one committing them one by one would have: each file's lines are
+    deduplicated against everything committed before and against the files before it in the
+    group (the first version wins; a conflict names the file and line it differs from), each file
+    gets its own manifest row, quarantine rows and counts, and a file whose content an earlier
+    one had is `already_ingested`. The group commits whole or not at all, so a file is never half
+    in: on a failure the caller commits the files one by one (`ingest_files` does). The accepted
+    events of the whole group are written as one Parquet file per date, the view is redefined
+    once and the transaction commits once: the fixed cost of a commit is paid per group.
+    """
     started = time.perf_counter()
-    path, sha256 = staged.path, staged.sha256
-    if staged.already_ingested or already_ingested(con, sha256):
-        return FileResult(path, "already_ingested", sha256)
-    naive_now = staged.ingest_time.astimezone(UTC).replace(tzinfo=None)
-    if staged.unreadable is not None:
-        return _commit_unreadable(con, staged, naive_now, started)
+    results: list[FileResult | None] = [None] * len(group)
+    shas = sorted({s.sha256 for s in group if not s.already_ingested})
+    committed = {
+        sha
+        for (sha,) in con.execute(
+            "select content_sha256 from raw.ingested_files "
+            "where list_contains(?::varchar[], content_sha256)",
+            [shas],
+        ).fetchall()
+    }
+    todo: list[int] = []
+    for index, staged in enumerate(group):
+        if staged.already_ingested or staged.sha256 in committed:
+            results[index] = FileResult(staged.path, "already_ingested", staged.sha256)
+        else:
+            committed.add(staged.sha256)  # a later file of the group with the same content
+            todo.append(index)
+    if not todo:
+        return [r for r in results if r is not None]
+    naive_now = group[todo[0]].ingest_time.astimezone(UTC).replace(tzinfo=None)
+    if any(group[i].ingest_time != group[todo[0]].ingest_time for i in todo):
+        raise ValueError("a group of files commits with one ingest time")
 
     con.execute("begin transaction")
     written: list[Path] = []
     try:
-        [(file_id,)] = con.execute("select nextval('raw.file_id_seq')").fetchall()
-        counts = _commit_rows(con, staged.rows, file_id, path, naive_now, written)
-        result = _finish(con, staged, file_id, counts, naive_now, started)
+        ids = sorted(
+            file_id
+            for (file_id,) in con.execute(
+                "select nextval('raw.file_id_seq') from range(?)", [len(todo)]
+            ).fetchall()
+        )
+        file_ids = dict(zip(todo, ids, strict=True))
+        readable = [i for i in todo if group[i].unreadable is None]
+        counts = _commit_rows(
+            con,
+            [(group[i].rows, file_ids[i], group[i].path) for i in readable],
+            naive_now,
+            written,
+        )
+        share = (time.perf_counter() - started) / len(todo)
+        for index in todo:
+            staged, file_id = group[index], file_ids[index]
+            if staged.unreadable is not None:
+                results[index] = _insert_unreadable(con, staged, file_id, naive_now, share)
+            else:
+                results[index] = _finish(
+                    con, staged, file_id, counts.get(file_id, {}), naive_now, share
+                )
         con.execute("commit")
     except BaseException:
         con.execute("rollback")
         for orphan in written:  # never committed: not part of raw.events
             orphan.unlink(missing_ok=True)
         raise
-    return result
+    return [r for r in results if r is not None]
 
 
 def commit_chunked(
@@ -151,12 +205,11 @@ def commit_chunked(
                     "line_number",
                     pc.add(part.rows["line_number"], offset),
                 )
-                for key, count in _commit_rows(
-                    con, rows, file_id, path, naive_now, written
-                ).items():
+                piece_counts = _commit_rows(con, [(rows, file_id, path)], naive_now, written)
+                for key, count in piece_counts.get(file_id, {}).items():
                     counts[key] = counts.get(key, 0) + count
         if unreadable is None:
-            result = _finish(con, staged, file_id, counts, naive_now, started)
+            result = _finish(con, staged, file_id, counts, naive_now, time.perf_counter() - started)
             con.execute("commit")
             return result
         raise _Unreadable
@@ -175,79 +228,106 @@ class _Unreadable(Exception):
 
 def _commit_rows(
     con: duckdb.DuckDBPyConnection,
-    rows: pa.Table,
-    file_id: int,
-    path: Path,
+    files: list[tuple[pa.Table, int, Path]],
     naive_now: datetime,
     written: list[Path],
-) -> dict[str, int]:
-    """Deduplicate and land validated rows of one file (all of it or one piece) inside the
-    caller's transaction; Parquet files written are appended to `written`. Returns the count of
-    each outcome: accepted, duplicate, and each quarantine reason."""
-    # The SQL reads `staged` through DuckDB's replacement scan of this local variable, not
-    # `con.register`: a registered table is a view in the catalog, and inside the file's
+) -> dict[int, dict[str, int]]:
+    """Deduplicate and land the validated rows of `files` ((rows, file id, path), in commit
+    order; a whole file or one piece of one) inside the caller's transaction; Parquet files
+    written are appended to `written`. Returns, per file id, the count of each outcome:
+    accepted, duplicate, and each quarantine reason."""
+    if not files:
+        return {}
+    # The SQL reads `staged` and `group_files` through DuckDB's replacement scan of these local
+    # variables, not `con.register`: a registered table is a view in the catalog, and inside the
     # transaction a dropped view (and the Arrow rows it holds) lives until the commit, which a
     # large file's pieces must not.
-    staged = rows
+    staged = _group_rows(files)
+    group_files = pa.table(
+        {
+            "file_id": pa.array([file_id for _, file_id, _ in files], pa.int64()),
+            "path": pa.array([str(path) for _, _, path in files], pa.string()),
+        }
+    )
     # Found from whichever frame issues the statement (a wrapper around `con` included).
     con.execute("set python_scan_all_frames = true")
 
     def run(sql: str, params: dict | None = None) -> list[tuple]:
-        assert staged is rows  # `staged` is in this frame's scope for the replacement scan
+        # `staged` and `group_files` are in this frame's scope for the replacement scan
+        assert staged is not None and group_files is not None
         return con.execute(sql, params).fetchall()
 
     try:
         con.execute(_FATES_SQL)
         staged_columns = ", ".join(f"s.{c}" for c in CONTRACT_COLUMNS)
         # `fates` holds only the valid lines that are not accepted (few), so every other valid line
-        # goes in without a join against the whole file.
-        # A subquery, not a table: a table created (even dropped) inside the file's transaction
-        # keeps its rows in memory until the commit, which a large file's pieces must not.
+        # goes in without a join against the whole group.
+        # A subquery, not a table: a table created (even dropped) inside the transaction keeps its
+        # rows in memory until the commit, which a large file's pieces must not.
         stamp = naive_now.isoformat(sep=" ")
         accepted = f"""(
             select {staged_columns}, s.payload_hash, {KEY_HASH} as key_hash,
-                   {int(file_id)}::bigint as file_id, s.line_number,
-                   timestamp '{stamp}' as ingested_at
+                   s.file_id, s.line_number, timestamp '{stamp}' as ingested_at
             from staged s
             where s.quarantine_reason is null
-              and s.line_number not in (select line_number from fates)
+              and s.seq not in (select seq from fates)
         )"""
-        written += land_events(con, accepted, file_id=file_id, committed_at=naive_now, run=run)
+        written += land_events(
+            con, accepted, file_id=None, file_id_from_rows=True, committed_at=naive_now, run=run
+        )
         con.execute(
             """
             insert into raw.quarantine
             with quarantined as (
-              select s.line_number, coalesce(s.quarantine_reason, f.fate) as reason,
+              select s.seq, s.file_id, s.line_number,
+                     coalesce(s.quarantine_reason, f.fate) as reason,
                      coalesce(s.quarantine_detail, f.detail) as detail, s.raw_text
               from staged s left join (select * from fates where fate = 'id_conflict') f
-                using (line_number)
+                using (seq)
               where s.quarantine_reason is not null or f.fate is not null
             )
-            select $file_id, $path, line_number, reason, detail, raw_text,
-                   case when reason <> 'malformed_json'
-                        then json_extract_string(raw_text, '$.source') end,
-                   case when reason <> 'malformed_json'
-                        then json_extract_string(raw_text, '$.event_id') end,
+            select q.file_id, g.path, q.line_number, q.reason, q.detail, q.raw_text,
+                   case when q.reason <> 'malformed_json'
+                        then json_extract_string(q.raw_text, '$.source') end,
+                   case when q.reason <> 'malformed_json'
+                        then json_extract_string(q.raw_text, '$.event_id') end,
                    $now
-            from quarantined
-            order by line_number
+            from quarantined q join group_files g using (file_id)
+            order by q.seq
             """,
-            {"file_id": file_id, "path": str(path), "now": naive_now},
+            {"now": naive_now},
         )
-        counts = dict(
-            con.execute(
-                """
-                select coalesce(quarantine_reason, 'accepted') as outcome, count(*)
-                from staged group by all
-                """
-            ).fetchall()
-        )
-        for fate, count in con.execute("select fate, count(*) from fates group by all").fetchall():
-            counts["accepted"] -= count
-            counts[fate] = counts.get(fate, 0) + count
+        counts: dict[int, dict[str, int]] = {}
+        for file_id, outcome, count in con.execute(
+            "select file_id, coalesce(quarantine_reason, 'accepted'), count(*) "
+            "from staged group by all"
+        ).fetchall():
+            counts.setdefault(file_id, {})[outcome] = count
+        for file_id, fate, count in con.execute(
+            "select file_id, fate, count(*) from fates group by all"
+        ).fetchall():
+            mine = counts[file_id]
+            mine["accepted"] -= count
+            mine[fate] = mine.get(fate, 0) + count
         return counts
     finally:
         con.execute("drop table if exists fates")
+
+
+# A line's place in a group: the file's position in the group, then its line number.
+_SEQ_FILE_STEP = 2**40
+
+
+def _group_rows(files: list[tuple[pa.Table, int, Path]]) -> pa.Table:
+    """The rows of `files` as one table with each row's `file_id` and `seq` (its order in the
+    group: files in commit order, lines in line order)."""
+    tables = []
+    for position, (rows, file_id, _) in enumerate(files):
+        n = rows.num_rows
+        rows = rows.append_column("file_id", pa.array([file_id] * n, pa.int64()))
+        seq = pc.add(pc.cast(rows["line_number"], pa.int64()), pa.scalar(position * _SEQ_FILE_STEP))
+        tables.append(rows.append_column("seq", seq))
+    return pa.concat_tables(tables, promote_options="permissive")
 
 
 def _finish(
@@ -256,7 +336,7 @@ def _finish(
     file_id: int,
     counts: dict[str, int],
     naive_now: datetime,
-    started: float,
+    commit_seconds: float,
 ) -> FileResult:
     """The manifest row of an ingested file (inside its transaction) and its result."""
     path = staged.path
@@ -265,7 +345,7 @@ def _finish(
     duplicates = counts.pop("duplicate", 0)
     rows = accepted + duplicates + sum(counts.values())
     quarantined = sum(counts.values())
-    seconds = staged.seconds + time.perf_counter() - started
+    seconds = staged.seconds + commit_seconds
     con.execute(
         "insert into raw.ingested_files values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
@@ -297,26 +377,39 @@ def _finish(
 def _commit_unreadable(
     con: duckdb.DuckDBPyConnection, staged: StagedFile, naive_now: datetime, started: float
 ) -> FileResult:
-    """A file that cannot be read at all: one quarantine row for the whole file (no line, no raw
-    text) and its manifest row, so later runs skip it until its content changes."""
-    path, sha256 = staged.path, staged.sha256
-    seconds = staged.seconds + time.perf_counter() - started
+    """A file that cannot be read at all, in a transaction of its own (`_insert_unreadable`)."""
     con.execute("begin transaction")
     try:
         [(file_id,)] = con.execute("select nextval('raw.file_id_seq')").fetchall()
-        con.execute(
-            "insert into raw.quarantine (file_id, source_file, reason, detail, quarantined_at) "
-            "values (?, ?, ?, ?, ?)",
-            [file_id, str(path), UNREADABLE_FILE, staged.unreadable, naive_now],
-        )
-        con.execute(
-            "insert into raw.ingested_files values (?, ?, ?, ?, 0, 0, 0, 1, ?, ?)",
-            [file_id, str(path), sha256, path.stat().st_size, naive_now, int(seconds * 1000)],
-        )
+        result = _insert_unreadable(con, staged, file_id, naive_now, time.perf_counter() - started)
         con.execute("commit")
     except BaseException:
         con.execute("rollback")
         raise
+    return result
+
+
+def _insert_unreadable(
+    con: duckdb.DuckDBPyConnection,
+    staged: StagedFile,
+    file_id: int,
+    naive_now: datetime,
+    commit_seconds: float,
+) -> FileResult:
+    """A file that cannot be read at all: one quarantine row for the whole file (no line, no raw
+    text) and its manifest row, so later runs skip it until its content changes. Inside the
+    caller's transaction."""
+    path, sha256 = staged.path, staged.sha256
+    seconds = staged.seconds + commit_seconds
+    con.execute(
+        "insert into raw.quarantine (file_id, source_file, reason, detail, quarantined_at) "
+        "values (?, ?, ?, ?, ?)",
+        [file_id, str(path), UNREADABLE_FILE, staged.unreadable, naive_now],
+    )
+    con.execute(
+        "insert into raw.ingested_files values (?, ?, ?, ?, 0, 0, 0, 1, ?, ?)",
+        [file_id, str(path), sha256, path.stat().st_size, naive_now, int(seconds * 1000)],
+    )
     return FileResult(
         path,
         "ingested",
@@ -328,25 +421,27 @@ def _commit_unreadable(
     )
 
 
-# Fate of each valid staged line that is not simply accepted: an earlier ingest wins over this file;
-# within the file the first line wins. Same payload hash -> duplicate; different -> id_conflict (the
-# first version stays). Only keys seen before or repeated in the file can have such a fate.
+# Fate of each valid staged line that is not simply accepted: an earlier ingest wins over the
+# group; within the group the first line wins (files in commit order, then lines). Same payload
+# hash -> duplicate; different -> id_conflict (the first version stays). Only keys seen before or
+# repeated in the group can have such a fate.
 _FATES_SQL = f"""
 create or replace temp table fates as
 with valid as (
-  select line_number, source, event_id, payload_hash
+  select seq, file_id, line_number, source, event_id, payload_hash
   from staged
   where quarantine_reason is null
 ),
 firsts as (
-  select source, event_id, min(line_number) as first_line,
-         arg_min(payload_hash, line_number) as first_hash
+  select source, event_id, min(seq) as first_seq, arg_min(file_id, seq) as first_file,
+         arg_min(line_number, seq) as first_line, arg_min(payload_hash, seq) as first_hash
   from valid
   group by all
   having count(*) > 1
 ),
--- Kept events whose key hash matches one of the file's keys: only the key_hash column is read for
--- every kept event, the strings only for these few rows (materialized, so it stays a step of its own).
+-- Kept events whose key hash matches one of the group's keys: only the key_hash column is read
+-- for every kept event, the strings only for these few rows (materialized, so it stays a step of
+-- its own).
 hash_matches as materialized (
   select source, event_id, payload_hash, file_id, line_number
   from raw.event_keys
@@ -361,14 +456,15 @@ earlier as (
 ),
 candidates as (
   select v.*, x.payload_hash as earlier_hash, x.file_id as earlier_file,
-         x.line_number as earlier_line, r.first_line, r.first_hash
+         x.line_number as earlier_line, r.first_seq, r.first_file, r.first_line, r.first_hash
   from valid v
   left join earlier x on x.source = v.source and x.event_id = v.event_id
   left join firsts r on r.source = v.source and r.event_id = v.event_id
-  where x.payload_hash is not null or (r.first_line is not null and v.line_number > r.first_line)
+  where x.payload_hash is not null or (r.first_seq is not null and v.seq > r.first_seq)
 )
 select
-  line_number,
+  seq,
+  file_id,
   case
     when earlier_hash = payload_hash then 'duplicate'
     when earlier_hash is not null then 'id_conflict'
@@ -378,7 +474,9 @@ select
   case
     when earlier_hash is not null
       then 'differs from the version kept from file ' || earlier_file || ' line ' || earlier_line
-    else 'differs from the version kept from line ' || first_line
+    when first_file = file_id
+      then 'differs from the version kept from line ' || first_line
+    else 'differs from the version kept from file ' || first_file || ' line ' || first_line
   end as detail
 from candidates
 """

@@ -9,7 +9,6 @@
 from ledger.reference.errors import Problem, ReferenceDataError
 from ledger.reference.loader import REFERENCE_FILES, load_reference
 from ledger.reference.models import (
-    METERS,
     FxRateRow,
     LatencyBudgetRow,
     PricePlanRow,
@@ -17,6 +16,7 @@ from ledger.reference.models import (
     ReferenceData,
 )
 from ledger.reference.warehouse import TABLES, write_reference_tables
+from ledger.vocabulary import METERS
 
 __all__ = [
     "METERS",

@@ -15,7 +15,7 @@ from typing import Generic, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from ledger.reference.errors import Problem
-from ledger.reference.models import VALUE_RULES
+from ledger.reference.rules import VALUE_RULES
 
 RowT = TypeVar("RowT", bound=BaseModel)
 

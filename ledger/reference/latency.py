@@ -28,13 +28,8 @@ from pydantic import ValidationError
 
 from ledger.contract.events import SEGMENTS
 from ledger.reference.errors import Problem
-from ledger.reference.models import (
-    CONTRACT_SCENARIOS,
-    VALUE_RULES,
-    LatencyBudgetRow,
-    LatencyBudgetsSpec,
-    resolve_latency_budgets,
-)
+from ledger.reference.models import LatencyBudgetRow, LatencyBudgetsSpec, resolve_latency_budgets
+from ledger.reference.rules import CONTRACT_SCENARIOS, VALUE_RULES
 
 KeyPath = tuple[str, ...]
 

@@ -18,14 +18,8 @@ from typing import TypeVar
 from ledger.reference.csv_files import read_csv
 from ledger.reference.errors import Problem, ReferenceDataError
 from ledger.reference.latency import load_latency_budgets
-from ledger.reference.models import (
-    FxRateRow,
-    PricePlanRow,
-    RateCardRow,
-    ReferenceData,
-    as_csv_instant,
-    show_instant,
-)
+from ledger.reference.models import FxRateRow, PricePlanRow, RateCardRow, ReferenceData
+from ledger.reference.rules import as_csv_instant, show_instant
 
 RATE_CARD_FILE = "rate_card.csv"
 FX_RATES_FILE = "fx_rates.csv"

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import duckdb
 import pyarrow as pa
 
-from ledger.reference.models import ReferenceData, to_money_scale
+from ledger.reference.models import ReferenceData
+from ledger.reference.rules import to_money_scale
 
 SCHEMA = "reference"
 

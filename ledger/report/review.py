@@ -19,6 +19,7 @@ from ledger.alerts.figures import require_marts
 from ledger.alerts.run import record_days_for_report
 from ledger.calendar import WeekError, parse_iso_week, previous_iso_week, utc_now
 from ledger.published import open_published_with_ops
+from ledger.report.capacity import load_capacity
 from ledger.report.documents import render_html, render_markdown, write_xlsx
 from ledger.report.reconciliation import load_reconciliation
 from ledger.report.restatement import find_restatements_and_snapshot
@@ -80,6 +81,7 @@ def write_weekly_review(
         review = load_weekly_review(con, week, settings.reporting_currency, settings.timezone, now)
         review.restatements = find_restatements_and_snapshot(con, week, review.tenants, now)
         review.reconciliation = load_reconciliation(con, first, first + timedelta(days=6))
+        review.capacity = load_capacity(con, week)
     folder = settings.reports_dir / week
     folder.mkdir(parents=True, exist_ok=True)
     stem = f"margin-review-{week}"

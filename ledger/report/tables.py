@@ -342,6 +342,39 @@ def reconciliation_table(review: WeeklyReview) -> Table:
     )
 
 
+def capacity_table(review: WeeklyReview) -> Table:
+    rows: list[list[Cell]] = [
+        [c.scope, c.llm_tokens_per_second_peak, c.llm_tokens_per_second_p95,
+         c.llm_peak_change_pct, c.encoder_images_per_second_peak,
+         c.encoder_images_per_second_p95, c.peak_concurrent_paths, c.vision_cache_hit_pct,
+         c.vision_cache_gib, c.encoder_images_per_second_saved_per_10_points]
+        for c in review.capacity
+    ]  # fmt: skip
+    return Table(
+        "capacity",
+        "Pool capacity",
+        (
+            Column("pool load of"),
+            Column("LLM tokens/s, peak minute", "rate"),
+            Column("LLM tokens/s, P95 of hourly peaks", "rate"),
+            Column("LLM peak vs week before", "signed_pct"),
+            Column("encoder images/s, peak minute", "rate"),
+            Column("encoder images/s, P95 of hourly peaks", "rate"),
+            Column("concurrent paths, peak", "int"),
+            Column("vision cache hit rate", "pct"),
+            Column("vision cache size (GiB)", "rate"),
+            Column("encoder images/s saved per 10 points of hit rate", "rate"),
+        ),
+        rows,
+        note="LLM load is uncached input + output tokens; the encoder's is images that missed "
+        "the embedding cache. Cache size = hot-set images x image tokens per image x embedding "
+        "dimensions x bytes per value (data/reference/planning.yaml). Paths are per tenant only: "
+        "tenant peaks do not add up."
+        if rows
+        else "No pool load this week.",
+    )
+
+
 def review_tables(review: WeeklyReview) -> list[Table]:
     return [
         margin_table(review),
@@ -353,4 +386,5 @@ def review_tables(review: WeeklyReview) -> list[Table]:
         quarantine_table(review),
         restatements_table(review),
         reconciliation_table(review),
+        capacity_table(review),
     ]

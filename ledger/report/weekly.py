@@ -27,6 +27,7 @@ from ledger.calendar import (
     utc_now,
 )
 from ledger.ratios import gross_margin_pct
+from ledger.report.capacity import CapacityWeek
 from ledger.report.reconciliation import ReconciledWeek
 from ledger.vocabulary import COMPONENTS
 
@@ -128,6 +129,8 @@ class WeeklyReview:
     restatements: list[Restatement] = field(default_factory=list)
     # SPEC 10: provider bills against priced usage (ledger.report.reconciliation).
     reconciliation: list[ReconciledWeek] = field(default_factory=list)
+    # SPEC 11: what each shared pool scales on (ledger.report.capacity).
+    capacity: list[CapacityWeek] = field(default_factory=list)
 
     @property
     def total(self) -> TenantWeek:

@@ -53,6 +53,7 @@ def simulate(
     bad_row_share: float = 0.001,
     duplicate_share: float = 0.002,
     progress: Callable[[int], None] | None = None,
+    shadow: bool = False,
 ) -> SimulationSummary:
     """Write `days` days of events for the first `tenants` catalogue tenants under `out_dir`.
 
@@ -61,6 +62,9 @@ def simulate(
     Same arguments, same bytes. Bad rows are only written in JSON Lines (a Parquet file cannot hold
     malformed JSON); the events themselves do not depend on `fmt` or on the two shares.
     `progress` is called after each file with the number of rows written so far.
+    `shadow` adds a shadow candidate's `turn.shadow` decisions (SPEC 11, ledger.simulate.shadow)
+    from a stream of their own: the production events are the same without them (the duplicate
+    and bad rows are drawn over all events, so those differ).
     """
     if fmt not in ("jsonl", "parquet"):
         raise ValueError(f"fmt must be 'jsonl' or 'parquet', got {fmt!r}")
@@ -73,10 +77,12 @@ def simulate(
 
     profiles = tenant_profiles(tenants)
     # Independent streams: changing the defect shares or the format never changes the traffic.
-    traffic, ids, duplicates_rng, bad_rows_rng = (
-        np.random.default_rng(child) for child in np.random.SeedSequence(seed).spawn(4)
+    traffic, ids, duplicates_rng, bad_rows_rng, shadow_rng = (
+        np.random.default_rng(child) for child in np.random.SeedSequence(seed).spawn(5)
     )
-    generated = generate(Period(start, days, profiles, float(scale)), traffic)
+    generated = generate(
+        Period(start, days, profiles, float(scale)), traffic, shadow_rng if shadow else None
+    )
     session_count = generated.sessions
 
     # Events are ordered on a narrow key frame; each key row points at its payload row by

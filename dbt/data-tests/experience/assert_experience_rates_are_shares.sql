@@ -4,8 +4,6 @@
 -- Returns one row per offending value.
 {%- set rates = {
     'fct_experience_tenant_daily': ['tenant_id', 'business_date'],
-    'fct_tenant_daily_board': ['tenant_id', 'business_date'],
-    'fct_tenant_weekly_board': ['tenant_id', 'iso_week'],
 } %}
 {%- set rate_columns = [
     'interruption_rate', 'false_interruption_rate', 'prefix_cache_hit_rate',
@@ -16,7 +14,6 @@
 ] %}
 {%- set budget_tables = {
     'fct_latency_budget_tenant_daily': ['tenant_id', 'business_date', 'segment'],
-    'fct_latency_budget_weekly': ['tenant_id', 'iso_week', 'segment'],
 } %}
 
 with

@@ -8,6 +8,7 @@ focus as (
         x_business_date as business_date,
         sum("BilledCost") as billed_cost,
     from {{ ref('fct_focus_charges') }}
+    {{ refresh_filter('x_business_date', 'week') }}
     group by all
 ),
 
@@ -17,6 +18,7 @@ ledger as (
         business_date,
         sum(total_cost) as total_cost,
     from {{ ref('fct_session_ledger') }}
+    {{ refresh_filter('business_date', 'week') }}
     group by all
 ),
 

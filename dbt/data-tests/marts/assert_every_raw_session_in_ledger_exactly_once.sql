@@ -4,11 +4,11 @@
 with
 
 events as (
-    select * from {{ source('raw', 'events') }}
+    select * from {{ refresh_events_relation(source('raw', 'events'), source('ops', 'refresh_events')) }}
 ),
 
 session_ledger as (
-    select * from {{ ref('fct_session_ledger') }}
+    select * from {{ ref('fct_session_ledger') }} {{ refresh_filter('session_id') }}
 ),
 
 raw_sessions as (

@@ -4,15 +4,15 @@
 with
 
 session_ledger as (
-    select * from {{ ref('fct_session_ledger') }}
+    select * from {{ ref('fct_session_ledger') }} {{ refresh_filter('business_date', 'week') }}
 ),
 
 daily as (
-    select * from {{ ref('fct_tenant_daily_margin') }}
+    select * from {{ ref('fct_tenant_daily_margin') }} {{ refresh_filter('business_date', 'week') }}
 ),
 
 weekly as (
-    select * from {{ ref('fct_tenant_weekly_margin') }}
+    select * from {{ ref('fct_tenant_weekly_margin') }} {{ refresh_filter('week_start_date', 'week') }}
 ),
 
 ledger_totals as (

@@ -2,7 +2,7 @@
 with
 
 session_ledger as (
-    select * from {{ ref('fct_session_ledger') }}
+    select * from {{ ref('fct_session_ledger') }} {{ refresh_filter('session_id') }}
 ),
 
 final as (

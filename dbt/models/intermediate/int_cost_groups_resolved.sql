@@ -1,11 +1,12 @@
+{{ config(materialized='incremental', unique_key='session_id') }}
 with
 
 usage_lines as (
-    select * from {{ ref('int_usage_lines_priced') }}
+    select * from {{ ref('int_usage_lines_priced') }} {{ refresh_filter('session_id') }}
 ),
 
 reported_costs as (
-    select * from {{ ref('int_reported_costs_converted') }}
+    select * from {{ ref('int_reported_costs_converted') }} {{ refresh_filter('session_id') }}
 ),
 
 usage_groups as (

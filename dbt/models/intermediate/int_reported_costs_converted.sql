@@ -1,3 +1,4 @@
+{{ config(materialized='incremental', unique_key='session_id') }}
 {%- set reporting_currency = var('reporting_currency') -%}
 
 with

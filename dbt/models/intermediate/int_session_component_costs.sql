@@ -1,9 +1,10 @@
+{{ config(materialized='incremental', unique_key='session_id') }}
 {%- set components = var('components') -%}
 
 with
 
 cost_groups as (
-    select * from {{ ref('int_cost_groups_resolved') }}
+    select * from {{ ref('int_cost_groups_resolved') }} {{ refresh_filter('session_id') }}
 ),
 
 -- One row per session: each component's cost and which SPEC 9 rule gave it ('usage', 'reported',

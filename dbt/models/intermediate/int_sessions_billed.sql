@@ -1,9 +1,10 @@
+{{ config(materialized='incremental', unique_key='session_id') }}
 {%- set reporting_currency = var('reporting_currency') -%}
 
 with
 
 sessions as (
-    select * from {{ ref('int_sessions_resolved') }}
+    select * from {{ ref('int_sessions_resolved') }} {{ refresh_filter('session_id') }}
 ),
 
 price_plans as (

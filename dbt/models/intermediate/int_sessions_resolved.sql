@@ -1,3 +1,4 @@
+{{ config(materialized='incremental', unique_key='session_id') }}
 with
 
 events as (
@@ -15,8 +16,7 @@ session_ends as (
 -- The clock of the 2-hour rule is the data, not the wall clock: replaying old files gives the
 -- same ledger.
 newest_event as (
-    select max(occurred_at) as newest_event_at
-    from events
+    {{ newest_event_at_relation('events') }}
 ),
 
 first_events as (

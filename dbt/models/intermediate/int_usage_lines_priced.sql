@@ -1,9 +1,10 @@
+{{ config(materialized='incremental', unique_key='session_id') }}
 {%- set reporting_currency = var('reporting_currency') -%}
 
 with
 
 usage_lines as (
-    select * from {{ ref('int_usage_lines_unpivoted') }}
+    select * from {{ ref('int_usage_lines_unpivoted') }} {{ refresh_filter('session_id') }}
 ),
 
 rate_card as (

@@ -1,3 +1,4 @@
+{{ config(materialized='incremental', unique_key='session_id') }}
 {#-
     One row per usage event and meter it carries (SPEC 4: the meters of the rate card). The
     cached meters of LLM and realtime name the full-price meter their savings are measured against;

@@ -1,7 +1,8 @@
+{{ config(materialized='incremental', unique_key='business_date') }}
 with
 
 sessions as (
-    select * from {{ ref('int_sessions_resolved') }}
+    select * from {{ ref('int_sessions_resolved') }} {{ refresh_filter('business_date', 'week') }}
 ),
 
 usage_lines as (
@@ -15,6 +16,7 @@ llm_lines as (
         sessions.iso_week,
         sessions.week_start_date,
         sessions.scenario,
+        sessions.pipeline,
         coalesce(usage_lines.phase, 'unspecified') as phase_label,
         coalesce(usage_lines.route, 'unspecified') as route_label,
     from usage_lines
@@ -30,6 +32,7 @@ aggregated as (
         iso_week,
         week_start_date,
         scenario,
+        pipeline,
         phase_label as phase,
         route_label as route,
         provider,
@@ -64,6 +67,7 @@ final as (
         iso_week,
         week_start_date,
         scenario,
+        pipeline,
         phase,
         route,
         provider,

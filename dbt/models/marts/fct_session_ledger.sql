@@ -1,3 +1,4 @@
+{{ config(materialized='incremental', unique_key='session_id') }}
 {%- set components = var('components') -%}
 {%- set savings_kinds = var('savings_kinds') -%}
 {%- set cost_columns = [] -%}
@@ -8,19 +9,19 @@
 with
 
 sessions as (
-    select * from {{ ref('int_sessions_resolved') }}
+    select * from {{ ref('int_sessions_resolved') }} {{ refresh_filter('session_id') }}
 ),
 
 billing as (
-    select * from {{ ref('int_sessions_billed') }}
+    select * from {{ ref('int_sessions_billed') }} {{ refresh_filter('session_id') }}
 ),
 
 usage_lines as (
-    select * from {{ ref('int_usage_lines_priced') }}
+    select * from {{ ref('int_usage_lines_priced') }} {{ refresh_filter('session_id') }}
 ),
 
 interruption_waste as (
-    select * from {{ ref('int_interruption_waste_priced') }}
+    select * from {{ ref('int_interruption_waste_priced') }} {{ refresh_filter('session_id') }}
 ),
 
 degradations as (
@@ -28,7 +29,7 @@ degradations as (
 ),
 
 component_costs as (
-    select * from {{ ref('int_session_component_costs') }}
+    select * from {{ ref('int_session_component_costs') }} {{ refresh_filter('session_id') }}
 ),
 
 -- Component costs and unpriced usage come from int_session_component_costs (SPEC 9's rule over

@@ -1,7 +1,8 @@
+{{ config(materialized='incremental', unique_key='business_date') }}
 with
 
 session_ledger as (
-    select * from {{ ref('fct_session_ledger') }}
+    select * from {{ ref('fct_session_ledger') }} {{ refresh_filter('business_date', 'week') }}
 ),
 
 aggregated as (

@@ -1,7 +1,7 @@
 with
 
 events as (
-    select * from {{ source('raw', 'events') }}
+    select * from {{ refresh_events_relation(source('raw', 'events'), source('ops', 'refresh_events')) }}
 ),
 
 final as (

@@ -1,3 +1,4 @@
+{{ config(materialized='incremental', unique_key='coalesce(business_date, week_start_date)') }}
 {#-
     The latency budget table at its three grains in one pass (SPEC 6), so the three marts cannot
     drift apart: `grain` is 'tenant_day', 'scenario_day' or 'tenant_week'; keys that are not part
@@ -10,7 +11,7 @@
 with
 
 turn_segments as (
-    select * from {{ ref('int_turn_segments_budgeted') }}
+    select * from {{ ref('int_turn_segments_budgeted') }} {{ refresh_filter('business_date', 'week') }}
 ),
 
 cells as (

@@ -1,8 +1,9 @@
+{{ config(materialized='incremental', unique_key='session_id') }}
 {%- set degradation_kinds = var('degradation_kinds') -%}
 with
 
 sessions as (
-    select * from {{ ref('int_sessions_resolved') }}
+    select * from {{ ref('int_sessions_resolved') }} {{ refresh_filter('session_id') }}
 ),
 
 turn_interruptions as (

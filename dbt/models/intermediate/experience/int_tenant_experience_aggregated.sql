@@ -1,3 +1,4 @@
+{{ config(materialized='incremental', unique_key='coalesce(business_date, week_start_date)') }}
 {#-
     Experience counts and rates per tenant and business date ('day') and per tenant and ISO week
     ('week') in one pass, so the daily mart and the weekly board share one definition (SPEC 6).
@@ -8,7 +9,7 @@
 with
 
 session_experience as (
-    select * from {{ ref('int_session_experience_aggregated') }}
+    select * from {{ ref('int_session_experience_aggregated') }} {{ refresh_filter('business_date', 'week') }}
 ),
 
 counted as (

@@ -1,7 +1,8 @@
+{{ config(materialized='incremental', unique_key='session_id') }}
 with
 
 measured_segments as (
-    select * from {{ ref('int_turn_segments_measured') }}
+    select * from {{ ref('int_turn_segments_measured') }} {{ refresh_filter('session_id') }}
 ),
 
 latency_budgets as (

@@ -1,3 +1,4 @@
+{{ config(materialized='incremental', unique_key='session_id') }}
 with
 
 turn_latencies as (
@@ -5,7 +6,7 @@ turn_latencies as (
 ),
 
 sessions as (
-    select * from {{ ref('int_sessions_resolved') }}
+    select * from {{ ref('int_sessions_resolved') }} {{ refresh_filter('session_id') }}
 ),
 
 -- The contract expects one measurement per turn and segment, but nothing stops an emitter from

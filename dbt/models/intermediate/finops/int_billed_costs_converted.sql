@@ -1,3 +1,4 @@
+{{ config(materialized='incremental', unique_key='session_id', refresh_also="reported_via = 'import'") }}
 {#-
     What providers and platforms say usage cost (SPEC 9, 10): `cost.reported` events (per session)
     and the rows of imported provider invoices or usage exports (per UTC day), one row each, the

@@ -1,3 +1,4 @@
+{{ config(materialized='incremental', unique_key='session_id') }}
 -- One row per session.degraded event (SPEC 6), for degradation counts by kind and the explorer.
 with
 

@@ -1,3 +1,4 @@
+{{ config(materialized='incremental', unique_key='business_date') }}
 {#-
     Peak and P95 concurrent sessions per tenant and hour (SPEC 6), from the step function of
     active sessions. Hours are UTC hours (exact for whole-hour zones such as Asia/Shanghai, and
@@ -12,6 +13,7 @@ with
 
 concurrency_steps as (
     select * from {{ ref('int_tenant_concurrency_stepped') }}
+    {{ refresh_overlap_filter('valid_from', 'valid_to') }}
 ),
 
 -- A step that crosses an hour boundary contributes to every hour it touches.
@@ -103,4 +105,4 @@ final as (
     from hourly
 )
 
-select * from final
+select * from final {{ refresh_filter('business_date', 'week') }}

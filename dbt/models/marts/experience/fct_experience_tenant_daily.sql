@@ -1,12 +1,13 @@
+{{ config(materialized='incremental', unique_key='business_date') }}
 {%- set degradation_kinds = var('degradation_kinds') -%}
 with
 
 tenant_experience as (
-    select * from {{ ref('int_tenant_experience_aggregated') }}
+    select * from {{ ref('int_tenant_experience_aggregated') }} {{ refresh_filter('coalesce(business_date, week_start_date)', 'week') }}
 ),
 
 daily_margin as (
-    select * from {{ ref('fct_tenant_daily_margin') }}
+    select * from {{ ref('fct_tenant_daily_margin') }} {{ refresh_filter('business_date', 'week') }}
 ),
 
 daily_experience as (

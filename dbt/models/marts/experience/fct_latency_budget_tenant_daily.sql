@@ -1,7 +1,8 @@
+{{ config(materialized='incremental', unique_key='business_date') }}
 with
 
 budget_cells as (
-    select * from {{ ref('int_latency_budget_cells_aggregated') }}
+    select * from {{ ref('int_latency_budget_cells_aggregated') }} {{ refresh_filter('coalesce(business_date, week_start_date)', 'week') }}
 ),
 
 final as (

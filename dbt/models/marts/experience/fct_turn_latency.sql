@@ -1,8 +1,9 @@
+{{ config(materialized='incremental', unique_key='session_id') }}
 {%- set segments = var('segments') + ['first_audio'] -%}
 with
 
 turn_segments as (
-    select * from {{ ref('int_turn_segments_budgeted') }}
+    select * from {{ ref('int_turn_segments_budgeted') }} {{ refresh_filter('session_id') }}
 ),
 
 turns as (

@@ -1,3 +1,4 @@
+{{ config(materialized='incremental', unique_key='x_session_id') }}
 {#-
     The ledger's cost as a FOCUS 1.0 dataset (SPEC 10): one charge row per business date x tenant
     x session x component x provider x model, summing the same priced line amounts as
@@ -19,17 +20,17 @@
 with
 
 usage_lines as (
-    select * from {{ ref('int_usage_lines_priced') }}
+    select * from {{ ref('int_usage_lines_priced') }} {{ refresh_filter('session_id') }}
 ),
 
 sessions as (
-    select * from {{ ref('int_sessions_resolved') }}
+    select * from {{ ref('int_sessions_resolved') }} {{ refresh_filter('session_id') }}
 ),
 
 -- SPEC 9: a session x component x provider group whose cost is the provider's reported amount is
 -- charged at that amount (one row, model `reported`), not at its usage lines.
 cost_groups as (
-    select * from {{ ref('int_cost_groups_resolved') }}
+    select * from {{ ref('int_cost_groups_resolved') }} {{ refresh_filter('session_id') }}
 ),
 
 usage_charges as (

@@ -1,3 +1,4 @@
+{{ config(materialized='incremental', unique_key='session_id') }}
 {#-
     The sidecar of the FOCUS export (SPEC 10): usage the rate card could not price is never a
     zero-cost charge. One row per business date x tenant x session x component x provider x
@@ -7,16 +8,16 @@
 with
 
 usage_lines as (
-    select * from {{ ref('int_usage_lines_priced') }}
+    select * from {{ ref('int_usage_lines_priced') }} {{ refresh_filter('session_id') }}
 ),
 
 sessions as (
-    select * from {{ ref('int_sessions_resolved') }}
+    select * from {{ ref('int_sessions_resolved') }} {{ refresh_filter('session_id') }}
 ),
 
 -- Unpriced lines of a group whose reported cost stands in for them are charged (SPEC 9).
 cost_groups as (
-    select * from {{ ref('int_cost_groups_resolved') }}
+    select * from {{ ref('int_cost_groups_resolved') }} {{ refresh_filter('session_id') }}
 ),
 
 final as (

@@ -1,3 +1,4 @@
+{{ config(materialized='incremental', unique_key='usage_date') }}
 {#-
     Reconciliation (SPEC 10): per UTC day x provider x component where both priced usage and
     reported cost (cost.reported events, imported provider bills) exist, what the ledger priced
@@ -17,11 +18,11 @@
 with
 
 usage_lines as (
-    select * from {{ ref('int_usage_lines_priced') }}
+    select * from {{ ref('int_usage_lines_priced') }} {{ refresh_filter('usage_date', 'week') }}
 ),
 
 reported_costs as (
-    select * from {{ ref('int_billed_costs_converted') }}
+    select * from {{ ref('int_billed_costs_converted') }} {{ refresh_filter('usage_date', 'week') }}
 ),
 
 priced_by_model as (

@@ -1,0 +1,89 @@
+-- SPEC 4: an amount converts at the FX rate of the latest date on or before its UTC date. Usage,
+-- revenue or a reported cost dated before a currency's first FX rate would otherwise stay
+-- unpriced without a word (reason `no_fx_rate`). This test stops the build instead, naming the
+-- currency, the dates to cover and the first rate there is; the published copy stays as it was.
+-- It raises (DuckDB `error()`) rather than returning rows so that the message itself reaches
+-- the terminal of `ledger build`. Fix: add rates to fx_rates.csv dated on or before the first
+-- date named, then `ledger build` again.
+with
+
+usage_lines as (
+    select
+        'usage' as what,
+        rate_currency as currency,
+        usage_date as uncovered_date,
+    from {{ ref('int_usage_lines_priced') }}
+    where unpriced_reason = 'no_fx_rate'
+),
+
+revenue as (
+    select
+        'revenue' as what,
+        billed.plan_currency as currency,
+        cast(sessions.started_at as date) as uncovered_date,
+    from {{ ref('int_sessions_billed') }} as billed
+    inner join {{ ref('int_sessions_resolved') }} as sessions
+        on billed.session_id = sessions.session_id
+    where billed.revenue_status = 'no_fx_rate'
+),
+
+reported_costs as (
+    select
+        'reported costs' as what,
+        reported_currency as currency,
+        reported_date as uncovered_date,
+    from {{ ref('int_reported_costs_converted') }}
+    where fx_rate is null
+),
+
+uncovered as (
+    select * from usage_lines
+    union all
+    select * from revenue
+    union all
+    select * from reported_costs
+),
+
+first_rates as (
+    select
+        currency,
+        min(rate_date) as first_rate_date,
+    from {{ ref('stg_reference__fx_rates') }}
+    group by currency
+),
+
+per_currency as (
+    select
+        uncovered.currency,
+        min(uncovered.uncovered_date) as first_date,
+        max(uncovered.uncovered_date) as last_date,
+        string_agg(distinct uncovered.what, ', ' order by uncovered.what) as what,
+        count(*) as lines,
+        any_value(first_rates.first_rate_date) as first_rate_date,
+    from uncovered
+    left join first_rates
+        on uncovered.currency = first_rates.currency
+    group by uncovered.currency
+),
+
+message as (
+    select
+        'FX rates do not cover the amounts they convert: '
+        || string_agg(
+            currency || ' ' || what || ' dated ' || strftime(first_date, '%Y-%m-%d')
+            || ' to ' || strftime(last_date, '%Y-%m-%d') || ' (UTC, ' || lines || ' lines) '
+            || coalesce(
+                'precede the first ' || currency || ' rate in fx_rates.csv, '
+                || strftime(first_rate_date, '%Y-%m-%d'),
+                'have no ' || currency || ' rate in fx_rates.csv'
+            ),
+            '; ' order by currency
+        )
+        || '. Add rates dated on or before those dates to fx_rates.csv, then `ledger build`.'
+            as text,
+    from per_currency
+    having count(*) > 0
+)
+
+-- In the filter, so that no optimisation of dbt's wrapping `count(*)` can leave it out.
+select text as fx_coverage from message where error(text) is not null

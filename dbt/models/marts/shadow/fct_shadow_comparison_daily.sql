@@ -1,0 +1,1 @@
+{{ shadow_comparison('day') }}

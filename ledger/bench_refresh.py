@@ -1,0 +1,136 @@
+"""Refresh cost against history (issue 11): one new day on top of 30 and of 365 days of history at
+the same daily volume, each a `ledger build` after the new day's files land.
+
+    python -m ledger.bench_refresh [--sessions-per-day 2] [--tenants 2] [--repeats 2]
+
+`make bench` runs it after the ingest figures (`--refresh-sessions-per-day`). The traffic is
+simulated once (cached under data/bench/); each history is ingested and built in full (untimed),
+then the same new day lands and the timed build refreshes it incrementally (the history is
+restored from a copy before each repeat; the two histories alternate). Goal: the 365-day
+refresh takes at most 1.3x the 30-day one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import time
+from datetime import date, timedelta
+from pathlib import Path
+
+from ledger.settings import REPO_ROOT, Settings
+
+BENCH_DIR = REPO_ROOT / "data" / "bench"
+HISTORIES = (30, 365)
+# The new day; the histories end the day before.
+NEW_DAY = date(2026, 11, 30)
+
+
+def _simulated_days(sessions_per_day: int, tenants: int) -> Path:
+    from ledger.simulate import simulate
+
+    days = max(HISTORIES) + 1
+    folder = BENCH_DIR / f"refresh-{tenants}x{sessions_per_day}"
+    marker = folder / ".complete"
+    if not marker.exists():
+        shutil.rmtree(folder, ignore_errors=True)
+        simulate(
+            folder,
+            tenants=tenants,
+            days=days,
+            start=NEW_DAY - timedelta(days=days - 1),
+            sessions_per_day=sessions_per_day,
+            bad_row_share=0.0,
+            duplicate_share=0.0,
+        )
+        marker.write_text("ok")
+    return folder
+
+
+def _day_files(folder: Path, first: date, last: date) -> list[Path]:
+    return sorted(
+        p for p in folder.rglob("*.jsonl") if first.isoformat() <= p.parent.name <= last.isoformat()
+    )
+
+
+def _history_home(folder: Path, history_days: int) -> tuple[Settings, Path, int]:
+    """A home with `history_days` days ingested and built in full, and a copy of its warehouse
+    to restore before each timed refresh."""
+    from ledger.build import run_build
+    from ledger.ingest import ingest_paths
+    from ledger.warehouse import copy_warehouse
+
+    home = BENCH_DIR / f"refresh-home-{history_days}"
+    shutil.rmtree(home, ignore_errors=True)
+    settings = Settings.from_env().model_copy(update={"home": home})
+    settings.ensure_dirs()
+    history = _day_files(folder, NEW_DAY - timedelta(days=history_days), NEW_DAY - timedelta(1))
+    results = ingest_paths(settings, history)
+    first = run_build(settings)
+    if not first.success:
+        raise RuntimeError("\n".join(first.lines))
+    base = BENCH_DIR / f"refresh-base-{history_days}" / "base.duckdb"
+    shutil.rmtree(base.parent, ignore_errors=True)
+    copy_warehouse(settings.warehouse_path, base)
+    return settings, base, sum(r.accepted for r in results)
+
+
+def timed_refresh(settings: Settings, base: Path, folder: Path) -> tuple[float, list[str]]:
+    """Restore the history, land the new day, time `ledger build`."""
+    from ledger.build import run_build
+    from ledger.warehouse import copy_warehouse
+
+    shutil.rmtree(settings.home / "raw", ignore_errors=True)
+    copy_warehouse(base, settings.warehouse_path)
+    for path in _day_files(folder, NEW_DAY, NEW_DAY):
+        target = settings.landing_dir / path.parent.name / path.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, target)
+    started = time.perf_counter()
+    outcome = run_build(settings)
+    seconds = time.perf_counter() - started
+    if not outcome.success:
+        raise RuntimeError("\n".join(outcome.lines))
+    return seconds, outcome.lines
+
+
+def run(sessions_per_day: int, tenants: int, repeats: int = 2) -> dict[str, float]:
+    """The median of `repeats` timed refreshes per history, alternating the two histories so
+    that a shared machine's load falls on both alike."""
+    folder = _simulated_days(sessions_per_day, tenants)
+    homes = {days: _history_home(folder, days) for days in HISTORIES}
+    timings: dict[int, list[float]] = {days: [] for days in HISTORIES}
+    for _ in range(repeats):
+        for days in HISTORIES:
+            settings, base, _events = homes[days]
+            seconds, lines = timed_refresh(settings, base, folder)
+            timings[days].append(seconds)
+            for line in lines:
+                if line.startswith("refresh:"):
+                    print(f"  {days} days: {line}")
+    figures: dict[str, float] = {}
+    for days in HISTORIES:
+        median = sorted(timings[days])[len(timings[days]) // 2]
+        runs = ", ".join(f"{s:.1f}" for s in timings[days])
+        print(
+            f"refresh on {days:>3} days: {median:.1f}s median of {runs} "
+            f"(history: {homes[days][2]:,} events)"
+        )
+        figures[f"refresh_{days}d_seconds"] = round(median, 1)
+    ratio = figures["refresh_365d_seconds"] / figures["refresh_30d_seconds"]
+    print(f"refresh 365d / 30d = {ratio:.2f}x (goal: <= 1.3x)")
+    figures["refresh_ratio"] = round(ratio, 2)
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions-per-day", type=int, default=2)
+    parser.add_argument("--tenants", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=2)
+    args = parser.parse_args()
+    run(args.sessions_per_day, args.tenants, args.repeats)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,380 @@
+"""The boards behind sign-in (issue 13, point 2): bound to this machine unless an access file
+signs readers in, and each reader sees only the tenants the file grants, in every query.
+
+The multi-reader test runs the real server (`streamlit run`, as `ledger serve` starts it) with an
+access file in proxy mode and drives headless Chromium as two readers, whose identity travels in
+the proxy's header. On `boards_home` (tests/conftest.py) acme-telecom has two sessions in the
+default period (revenue 0.60 + 1.80 = 2.40, cost 0.0144 + 0.6838 = 0.6982) and kiddo-toys one
+(revenue 1.60, cost 0.125); together 4.00 and 0.8232.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import duckdb
+import pytest
+from click.testing import CliRunner
+from streamlit.testing.v1 import AppTest
+
+from ledger.access import AccessError, load_access
+from ledger.boards import boards_environment, check_access, streamlit_command
+from ledger.settings import REPO_ROOT, Settings
+from tests.test_boards_browser import (  # noqa: F401 (boards_chromium: a fixture)
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    TIMEOUT_MS,
+    _free_port,
+    _metrics,
+    boards_chromium,
+)
+
+HEADER = "X-Auth-Request-Email"
+ACCESS = f"""\
+mode: proxy
+header: {HEADER}
+users:
+  - email: ops@acme.example
+    tenants: [acme-telecom]
+  - email: Toys@Kiddo.example
+    tenants: [kiddo-toys]
+  - email: cfo@example.com
+    role: finance
+"""
+
+
+# ---- the access file -----------------------------------------------------------------------------
+
+
+def test_the_access_file_grants_each_reader_their_tenants(tmp_path: Path):
+    path = tmp_path / "access.yaml"
+    path.write_text(ACCESS)
+    config = load_access(path)
+
+    assert config.header == HEADER
+    assert config.grant("ops@acme.example").tenants == ("acme-telecom",)
+    assert config.grant(" toys@kiddo.EXAMPLE ").tenants == ("kiddo-toys",)
+    assert config.grant("cfo@example.com").tenants is None  # finance: every tenant
+    assert config.grant("eve@example.com") is None
+    assert config.grant(None) is None
+    assert config.grant("") is None
+    assert load_access(tmp_path / "absent.yaml") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "mode: proxy\nusers:\n  - email: a@x.example\n    tenants: [acme]\n"
+            "  - email: b@x.example\n",
+            "users[1] (b@x.example): list the tenants this user may see, or give role: finance",
+        ),
+        (
+            "mode: proxy\nusers:\n  - email: a@x.example\n    role: finance\n    tenants: [acme]\n",
+            "users[0] (a@x.example): role finance sees every tenant: give no tenants list",
+        ),
+        (
+            "mode: proxy\nusers:\n  - email: a@x.example\n    tenants: ['acme telecom']\n",
+            "users[0] (a@x.example).tenants: 'acme telecom' is not a tenant id",
+        ),
+        (
+            "mode: basic\nusers:\n  - email: a@x.example\n    role: finance\n",
+            "mode: Input should be 'proxy' or 'oidc'",
+        ),
+        (
+            "mode: proxy\nheader: 'X Email'\nusers:\n  - {email: a@x.example, role: finance}\n",
+            "header: 'X Email' is not an HTTP header name",
+        ),
+        (
+            "mode: proxy\nusers:\n  - {email: a@x.example, role: finance}\n"
+            "  - {email: A@x.example, tenants: [acme]}\n",
+            "(top): users[1]: a@x.example is listed twice",
+        ),
+        ("mode: proxy\nusers: [\n", "line 3 not valid YAML"),
+    ],
+)
+def test_an_unusable_access_file_is_refused_naming_the_file_the_entry_and_the_rule(
+    tmp_path: Path, text: str, message: str
+):
+    path = tmp_path / "access.yaml"
+    path.write_text(text)
+    with pytest.raises(AccessError) as raised:
+        load_access(path)
+    assert f"{path}: {message}" in str(raised.value)
+
+
+# ---- binding -------------------------------------------------------------------------------------
+
+
+def test_the_boards_bind_this_machine_unless_told_otherwise():
+    command = streamlit_command(8501)
+    assert command[command.index("--server.address") + 1] == "127.0.0.1"
+
+
+def test_serving_on_another_address_without_the_access_file_is_refused(tmp_path: Path, monkeypatch):
+    from ledger.cli import main
+
+    monkeypatch.setenv("LEDGER_HOME", str(tmp_path))
+    monkeypatch.delenv("LEDGER_ACCESS_FILE", raising=False)
+    result = CliRunner().invoke(main, ["serve", "--address", "0.0.0.0", "--port", "1"])
+
+    assert result.exit_code == 1
+    assert "would be open to the network without sign-in" in result.output
+    assert str(tmp_path / "access.yaml") in result.output
+    settings = Settings(home=tmp_path, reference_dir=tmp_path)
+    assert check_access(settings, "127.0.0.1") is None
+    (tmp_path / "access.yaml").write_text(ACCESS)
+    assert check_access(settings, "0.0.0.0").mode == "proxy"
+
+
+# ---- isolation in the connection -----------------------------------------------------------------
+
+
+def test_a_restricted_reader_s_database_holds_no_row_of_another_tenant(boards_home: Settings):
+    """Every table of the reader's private database, whatever its name: only their tenant."""
+    from dashboards.connection import SHARED_MARTS, _open_restricted, file_version
+
+    path = boards_home.published_path
+    con = _open_restricted(str(path), file_version(path), ("acme-telecom",))
+    tables = con.execute(
+        "select table_schema, table_name from information_schema.tables order by all"
+    ).fetchall()
+    columns = {
+        (schema, table, column)
+        for schema, table, column in con.execute(
+            "select table_schema, table_name, column_name from information_schema.columns"
+        ).fetchall()
+    }
+    # The published copy is not reachable from the reader's connection at all.
+    databases = con.execute("select database_name from duckdb_databases() order by 1").fetchall()
+    assert [name for (name,) in databases] == [
+        "memory",
+        "system",
+        "temp",
+    ]
+    with duckdb.connect(str(path), read_only=True) as published:
+        published_tables = published.execute(
+            "select table_schema, table_name from information_schema.tables order by all"
+        ).fetchall()
+    assert tables == published_tables
+    seen_kiddo_elsewhere = 0
+    for schema, table in tables:
+        if (schema, table, "tenant_id") in columns:
+            tenants = {
+                tenant
+                for (tenant,) in con.execute(
+                    f'select distinct tenant_id from {schema}."{table}"'
+                ).fetchall()
+            }
+            assert tenants <= {"acme-telecom"}, (table, tenants)
+        elif schema == "marts" and table not in SHARED_MARTS:
+            assert con.execute(f'select count(*) from {schema}."{table}"').fetchone() == (0,)
+        (mentions,) = con.execute(
+            f'select count(*) from {schema}."{table}" as r where r::varchar ilike ?', ["%kiddo%"]
+        ).fetchone()
+        seen_kiddo_elsewhere += mentions
+    assert seen_kiddo_elsewhere == 0
+    (revenue,) = con.execute("select sum(revenue) from marts.fct_session_ledger").fetchone()
+    assert str(revenue) == "2.400000000000"
+    # The publication line counts the reader's own events, not the warehouse's.
+    mine = con.execute(
+        "select sum(event_count), max(last_event_at) from marts.fct_session_ledger"
+    ).fetchone()
+    with duckdb.connect(str(path), read_only=True) as published:
+        everyone = published.execute("select events from main.publication").fetchone()
+    assert con.execute("select events, newest_event_at from main.publication").fetchone() == mine
+    assert mine[0] < everyone[0]
+
+
+# ---- two readers in a real browser ---------------------------------------------------------------
+
+
+@pytest.fixture
+def signed_boards(boards_home: Settings, tmp_path: Path) -> Iterator[str]:
+    """`streamlit run dashboards/app.py` as `ledger serve` starts it, with an access file."""
+    access = tmp_path / "access.yaml"
+    access.write_text(ACCESS)
+    settings = boards_home.model_copy(update={"access_file": access})
+    port = _free_port()
+    log = (tmp_path / "streamlit.log").open("w")
+    server = subprocess.Popen(
+        streamlit_command(port),
+        env=boards_environment(settings),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                    if response.read() == b"ok":
+                        break
+            except OSError:
+                pass
+            if server.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(
+                    f"streamlit did not come up:\n{(tmp_path / 'streamlit.log').read_text()}"
+                )
+            time.sleep(0.2)
+        yield url
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+        log.close()
+
+
+def _overview(browser, url: str, identity: str | None, suffix: str = ""):
+    headers = {HEADER: identity} if identity else {}
+    context = browser.new_context(
+        viewport={"width": 1440, "height": 1100}, extra_http_headers=headers
+    )
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(f"{url}{suffix}", wait_until="domcontentloaded")
+    return context, page
+
+
+@pytest.mark.browser
+@pytest.mark.usefixtures("boards_chromium")
+def test_two_readers_each_see_only_their_tenant_by_any_page_filter_or_url(
+    signed_boards: str, tmp_path: Path
+):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+        )
+        try:
+            # acme's reader: acme's two sessions, whatever the URL asks for.
+            context, page = _overview(
+                browser,
+                signed_boards,
+                "ops@acme.example",
+                "/?tenant=kiddo-toys&tenant_id=kiddo-toys",
+            )
+            page.get_by_text("CNY 2.40", exact=True).wait_for()
+            shown = _metrics(page)
+            assert (shown["Revenue"], shown["Cost"], shown["Sessions"]) == (
+                "CNY 2.40",
+                "CNY 0.70",
+                "2",
+            )
+            page.get_by_text("Signed in as ops@acme.example: tenants acme-telecom").wait_for()
+            # The tenant filter offers acme-telecom only.
+            page.locator('[data-testid="stMultiSelect"]').first.click()
+            options = page.locator('[role="option"]').all_inner_texts()
+            assert options == ["acme-telecom"], options
+            page.keyboard.press("Escape")
+            # The session explorer, reached by URL: no kiddo session anywhere on it.
+            page.goto(f"{signed_boards}/sessions?tenant=kiddo-toys", wait_until="domcontentloaded")
+            page.get_by_text("acme-s1").first.wait_for()
+            assert "kiddo" not in page.locator("body").inner_text()
+            page.screenshot(path=str(tmp_path / "acme.png"), full_page=True)
+            context.close()
+
+            # kiddo's reader on the same server at the same time.
+            context, page = _overview(browser, signed_boards, "toys@kiddo.example")
+            page.get_by_text("CNY 1.60", exact=True).wait_for()
+            shown = _metrics(page)
+            assert (shown["Revenue"], shown["Cost"], shown["Sessions"]) == (
+                "CNY 1.60",
+                "CNY 0.12",
+                "1",
+            )
+            context.close()
+
+            # Finance: every tenant.
+            context, page = _overview(browser, signed_boards, "cfo@example.com")
+            page.get_by_text("CNY 4.00", exact=True).wait_for()
+            assert _metrics(page)["Sessions"] == "3"
+            context.close()
+
+            # No identity, or one the file does not name: no figures at all.
+            for identity in (None, "eve@example.com"):
+                context, page = _overview(browser, signed_boards, identity)
+                page.get_by_text("Not signed in").wait_for()
+                body = page.locator("body").inner_text()
+                assert "CNY" not in body and "acme" not in body and "kiddo" not in body, body
+                context.close()
+        finally:
+            browser.close()
+
+
+# ---- Streamlit's own sign-in (OIDC): the signed-in user as AppTest seeds it ---------------------
+
+
+@pytest.fixture
+def oidc_boards(boards_home: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    access = tmp_path / "access.yaml"
+    access.write_text(ACCESS.replace("mode: proxy", "mode: oidc"))
+    monkeypatch.setenv("LEDGER_HOME", str(boards_home.home))
+    monkeypatch.setenv("LEDGER_REFERENCE_DIR", str(boards_home.reference_dir))
+    monkeypatch.setenv("LEDGER_ACCESS_FILE", str(access))
+
+
+def _app(user: dict) -> AppTest:
+    at = AppTest.from_file(str(REPO_ROOT / "dashboards" / "app.py"), default_timeout=60)
+    at.user = user
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+@pytest.mark.usefixtures("oidc_boards")
+def test_oidc_readers_sign_in_and_see_only_their_tenants():
+    outside = _app({"is_logged_in": False})
+    assert [b.label for b in outside.button] == ["Sign in"]
+    assert outside.metric.len == 0
+
+    kiddo = _app({"is_logged_in": True, "email": "toys@kiddo.example"})
+    shown = {m.label: m.value for m in kiddo.metric}
+    assert (shown["Revenue"], shown["Sessions"]) == ("CNY 1.60", "1")
+    assert kiddo.multiselect(key="filter_tenants").options == ["kiddo-toys"]
+
+    finance = _app({"is_logged_in": True, "email": "cfo@example.com"})
+    assert {m.label: m.value for m in finance.metric}["Revenue"] == "CNY 4.00"
+
+    stranger = _app({"is_logged_in": True, "email": "eve@example.com"})
+    assert "no access" in stranger.error[0].value
+    assert stranger.metric.len == 0
+
+
+def test_oidc_mode_needs_an_auth_section_in_streamlit_secrets(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    from ledger.boards import ServeRefused
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "user"))
+    (tmp_path / "access.yaml").write_text(ACCESS.replace("mode: proxy", "mode: oidc"))
+    settings = Settings(home=tmp_path, reference_dir=tmp_path)
+    secrets = tmp_path / ".streamlit" / "secrets.toml"
+    with pytest.raises(ServeRefused, match=r"needs an \[auth\] section .* in "):
+        check_access(settings, "0.0.0.0")
+
+    secrets.parent.mkdir()
+    secrets.write_text('[auth]\nredirect_uri = "https://boards.example/oauth2callback"\n')
+    with pytest.raises(ServeRefused) as refused:
+        check_access(settings, "0.0.0.0")
+    assert str(refused.value) == (
+        f"{secrets}: [auth] lacks cookie_secret, client_id (in [auth] or an [auth.<provider>] "
+        "section) for access mode oidc"
+    )
+
+    secrets.write_text(
+        '[auth]\nredirect_uri = "https://boards.example/oauth2callback"\n'
+        'cookie_secret = "s3cr3t-cookie"\nclient_id = "boards"\nclient_secret = "s3cr3t"\n'
+        'server_metadata_url = "https://id.example/.well-known/openid-configuration"\n'
+    )
+    assert check_access(settings, "0.0.0.0").mode == "oidc"

@@ -1,0 +1,79 @@
+"""A killed build leaves no dbt behind (issue 13, point 9).
+
+`ledger build` runs dbt as a child process (Dagster's DbtCliResource). Killed with SIGKILL, the
+build used to leave that dbt running on with the warehouse's write lock until it finished by itself
+(about 30 s on the demo month). Its dbt is now `ledger-dbt` (ledger/dbt_child.py), which the kernel
+signals when its parent dies.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import psutil
+import pytest
+
+from dagster_project.defs.ledger_dbt import dbt_executable
+from ledger.settings import REPO_ROOT
+from tests.conftest import boards_write_landing
+
+pytestmark = pytest.mark.integration
+
+# Generous: the kernel signals the child as the parent dies; a dbt left running takes ~30 s.
+CHILD_GONE_WITHIN_SECONDS = 15
+
+
+def _dbt_child(build: psutil.Process, deadline: float) -> psutil.Process:
+    while time.monotonic() < deadline:
+        for child in build.children(recursive=True):
+            try:
+                if "build" in child.cmdline() and any("dbt" in p for p in child.cmdline()[:2]):
+                    return child
+            except psutil.NoSuchProcess:
+                continue
+        time.sleep(0.05)
+    pytest.fail("`ledger build` started no dbt child")
+
+
+def test_the_pipeline_runs_dbt_through_ledger_dbt():
+    assert Path(dbt_executable()) == Path(sys.executable).parent / "ledger-dbt"
+
+
+def test_a_killed_build_takes_its_dbt_with_it_and_frees_the_warehouse(tmp_path: Path):
+    home = tmp_path / "home"
+    boards_write_landing(home / "landing")
+    env = {
+        **os.environ,
+        "LEDGER_HOME": str(home),
+        "LEDGER_REFERENCE_DIR": str(REPO_ROOT / "data" / "reference"),
+    }
+    build = subprocess.Popen(
+        [sys.executable, "-m", "ledger.cli", "build"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        dbt = _dbt_child(psutil.Process(build.pid), time.monotonic() + 240)
+        assert Path(dbt.cmdline()[1]).name == "ledger-dbt"
+        build.send_signal(signal.SIGKILL)
+        build.wait()
+        try:
+            dbt.wait(timeout=CHILD_GONE_WITHIN_SECONDS)
+        except psutil.TimeoutExpired:
+            dbt.kill()
+            pytest.fail(f"dbt ran on for {CHILD_GONE_WITHIN_SECONDS} s after its build was killed")
+    finally:
+        if build.poll() is None:
+            build.kill()
+            build.wait()
+    # The write lock is free: the next writer opens the warehouse at once (with the manifest rows
+    # of the events the build ingested before dbt started: one Parquet file per event date).
+    with duckdb.connect(str(home / "warehouse.duckdb")) as con:
+        assert con.execute("select count(*) from raw.event_files").fetchone() == (3,)

@@ -1,0 +1,89 @@
+"""The Operations board page (SPEC 11): shadow verdicts and pool capacity, read from the
+published copy. Capacity on the boards fixture (worked out by hand in tests/test_capacity.py),
+shadow verdicts on the planning week (the simulator's candidate, tests/test_shadow.py)."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from ledger.settings import REPO_ROOT, Settings
+
+pytestmark = pytest.mark.integration
+
+APP = REPO_ROOT / "dashboards" / "app.py"
+
+
+def open_operations(settings: Settings, monkeypatch, period: tuple[date, date]) -> AppTest:
+    monkeypatch.setenv("LEDGER_HOME", str(settings.home))
+    monkeypatch.setenv("LEDGER_REFERENCE_DIR", str(settings.reference_dir))
+    at = AppTest.from_file(str(APP), default_timeout=60).run()
+    at.date_input(key="filter_dates").set_value(period).run()
+    at.switch_page("app_pages/operations.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def records(frame: pd.DataFrame, columns: list[str]) -> list[tuple]:
+    return [
+        tuple(None if pd.isna(v) else v for v in row)
+        for row in frame[columns].itertuples(index=False)
+    ]
+
+
+def table(at: AppTest, column: str) -> pd.DataFrame:
+    """The one shown table that has `column`."""
+    [found] = [d.value for d in at.dataframe if column in d.value.columns]
+    return found
+
+
+def test_the_capacity_section_shows_each_pools_metric(boards_home, monkeypatch) -> None:
+    at = open_operations(boards_home, monkeypatch, (date(2025, 3, 10), date(2025, 3, 11)))
+    columns = [
+        "Week",
+        "Pool load of",
+        "LLM tokens/s, peak minute",
+        "LLM tokens/s, P95 of hourly peaks",
+        "Encoder images/s, peak minute",
+        "Concurrent paths, peak",
+        "Vision cache hit rate (%)",
+        "Vision cache size (GiB)",
+        "Encoder images/s saved per 10 points of hit rate",
+    ]
+    assert records(table(at, "Pool load of"), columns) == [
+        ("2025-W11", "all tenants", 1833.583333, 1804.404166, 0.166667, None, 28.6, 39.0625,
+         0.023333),
+        ("2025-W11", "acme-telecom", 1833.583333, 1833.583333, 0.0, 1, None, None, 0.0),
+        ("2025-W11", "kiddo-toys", 1250.0, 1250.0, 0.166667, 1, 28.6, 39.0625, 0.023333),
+    ]  # fmt: skip
+    assert any("No shadow comparisons" in c.value for c in at.caption)
+
+    at.multiselect(key="filter_tenants").set_value(["kiddo-toys"]).run()
+    assert [row[1] for row in records(table(at, "Pool load of"), columns)] == ["kiddo-toys"]
+
+
+def test_the_shadow_section_says_switch_dont_and_not_enough_turns(
+    planning_home, monkeypatch
+) -> None:
+    at = open_operations(planning_home, monkeypatch, (date(2026, 11, 2), date(2026, 11, 8)))
+    columns = [
+        "Week",
+        "Tenant",
+        "Scenario",
+        "Candidate",
+        "Verdict",
+        "Compared turns",
+        "Waste avoided (CNY)",
+        "Waste added (CNY)",
+    ]
+    assert records(table(at, "Verdict"), columns) == [
+        ("2026-W45", "acme-telecom", "customer_service", "eou-v2", "switch", 621, 0.04, 0.0),
+        ("2026-W45", "bright-bank", "customer_service", "eou-v2", "don't", 277, 0.0, 0.46),
+        ("2026-W45", "bright-bank", "outbound", "eou-v2", "not enough turns yet", 57, 0.0, 0.08),
+    ]
+    text = " ".join(m.value for m in at.markdown)
+    assert "the **exact sign test** (for false interruptions, McNemar's exact test)" in text
+    assert "fewer than 200 compared turns" in text
