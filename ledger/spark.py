@@ -36,6 +36,7 @@ EXPORTED_TABLES = (
     "reference.price_plans",
     "reference.latency_budgets",
     "reference.meta",
+    "reference.planning_settings",
 )
 
 

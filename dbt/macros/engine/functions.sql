@@ -203,3 +203,87 @@
         map('ignoreNullFields', 'false')
     )
 {%- endmacro %}
+
+{#- Raises `message` (a string expression) as the query's error; typed as never returning. -#}
+{% macro raise_error(message) -%}
+    {{ return(adapter.dispatch('raise_error')(message)) }}
+{%- endmacro %}
+
+{% macro default__raise_error(message) -%}
+    error({{ message }})
+{%- endmacro %}
+
+{% macro spark__raise_error(message) -%}
+    raise_error({{ message }})
+{%- endmacro %}
+
+{#- The timestamp `ts` plus `minutes` (an integer) minutes. -#}
+{% macro add_minutes(ts, minutes) -%}
+    {{ return(adapter.dispatch('add_minutes')(ts, minutes)) }}
+{%- endmacro %}
+
+{% macro default__add_minutes(ts, minutes) -%}
+    {{ ts }} + to_minutes({{ minutes }})
+{%- endmacro %}
+
+{% macro spark__add_minutes(ts, minutes) -%}
+    timestampadd(minute, {{ minutes }}, {{ ts }})
+{%- endmacro %}
+
+{#- The list of the integers `start` to `stop`, both included. -#}
+{% macro integer_range(start, stop) -%}
+    {{ return(adapter.dispatch('integer_range')(start, stop)) }}
+{%- endmacro %}
+
+{% macro default__integer_range(start, stop) -%}
+    range({{ start }}, {{ stop }} + 1)
+{%- endmacro %}
+
+{% macro spark__integer_range(start, stop) -%}
+    sequence(cast({{ start }} as bigint), cast({{ stop }} as bigint))
+{%- endmacro %}
+
+{#- In a select list: one row per element of the list `values`. -#}
+{% macro unnest_list(values) -%}
+    {{ return(adapter.dispatch('unnest_list')(values)) }}
+{%- endmacro %}
+
+{% macro default__unnest_list(values) -%}
+    unnest({{ values }})
+{%- endmacro %}
+
+{% macro spark__unnest_list(values) -%}
+    explode({{ values }})
+{%- endmacro %}
+
+{#- The DOUBLE sum of `expression` over `variable` = `start` to `stop` (integers, both included). -#}
+{% macro sum_over_integers(start, stop, variable, expression) -%}
+    {{ return(adapter.dispatch('sum_over_integers')(start, stop, variable, expression)) }}
+{%- endmacro %}
+
+{% macro default__sum_over_integers(start, stop, variable, expression) -%}
+    list_sum(list_transform(
+            {{ integer_range(start, stop) }},
+            lambda {{ variable }}: {{ expression }}
+        ))
+{%- endmacro %}
+
+{% macro spark__sum_over_integers(start, stop, variable, expression) -%}
+    aggregate({{ integer_range(start, stop) }}, cast(0 as double),
+        (sum_so_far, {{ variable }}) -> sum_so_far + {{ expression }})
+{%- endmacro %}
+
+{#- ln(Gamma(x)) of an integer x >= 1, i.e. ln((x - 1)!). Spark has no lgamma: the sum of ln(k),
+    k = 2 .. x - 1, in DOUBLE. -#}
+{% macro log_gamma(x) -%}
+    {{ return(adapter.dispatch('log_gamma')(x)) }}
+{%- endmacro %}
+
+{% macro default__log_gamma(x) -%}
+    lgamma({{ x }})
+{%- endmacro %}
+
+{% macro spark__log_gamma(x) -%}
+    aggregate(sequence(cast(1 as bigint), greatest(cast(({{ x }}) - 1 as bigint), 1)),
+        cast(0 as double), (log_so_far, factor) -> log_so_far + ln(factor))
+{%- endmacro %}

@@ -89,7 +89,7 @@
     {%- do run_query('create database if not exists reference') -%}
     {%- for table in ['raw.quarantine', 'raw.ingested_files', 'reference.rate_card',
                       'reference.fx_rates', 'reference.price_plans', 'reference.latency_budgets',
-                      'reference.meta'] -%}
+                      'reference.meta', 'reference.planning_settings'] -%}
         {%- do run_query('drop table if exists ' ~ table) -%}
         {%- do run_query('create table ' ~ table ~ " using parquet location '" ~ sources ~ '/'
                          ~ table.replace('.', '/') ~ "'") -%}
