@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 FOCUS_VENV := .venv-focus
 FOCUS_STAMP := $(FOCUS_VENV)/.installed
 
-.PHONY: env focus-env chromium demo test test-fast bench lint format clean
+.PHONY: env focus-env chromium java demo test test-fast bench lint format clean
 
 env: $(STAMP)
 
@@ -39,14 +39,24 @@ chromium:
 		DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium; }
 
-test: env focus-env chromium
+# pyspark (LEDGER_ENGINE=spark, the Spark tests, `make bench`) needs a Java 17 runtime; installed
+# here (needs root and apt-get) when `java` is missing.
+java:
+	@command -v java >/dev/null || { \
+		command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] || { \
+			echo "java is missing: sudo apt-get update && sudo apt-get install -y openjdk-17-jre-headless"; \
+			exit 1; }; \
+		DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openjdk-17-jre-headless; }
+
+test: env focus-env chromium java
 	$(BIN)/python -m pytest
 
 # Everything but the build-heavy modules (marked `integration`): a quick loop while editing.
 test-fast: env
 	$(BIN)/python -m pytest -m "not integration"
 
-bench: env
+bench: env java
 	$(BIN)/python -m ledger.bench
 
 lint: env

@@ -22,6 +22,7 @@ def build_run_config(settings: Settings, *, full_refresh: bool = False) -> dict:
                     "reference_dir": str(settings.reference_dir),
                     "reporting_currency": settings.reporting_currency,
                     "timezone": settings.timezone,
+                    "engine": settings.engine,
                     "full_refresh": full_refresh,
                 }
             }

@@ -9,7 +9,9 @@ Simulates (once, cached under data/bench/) about 5 million events, then in one r
    column of the same files (what any reader must do), and the store-once floor: the same typed
    read written once to one Parquet file (goal: the ingest within 2x of it);
 4. the peak RSS of ingesting one file of `--memory-mb` MB (default 1 GB) in a child process;
-5. `ledger build` (reference data, dbt build with tests, publish) on that warehouse;
+5. `ledger build` (reference data, dbt build with tests, publish) on that warehouse, and the same
+   build on Apache Spark (`LEDGER_ENGINE=spark`, pyspark `local[2]`) of a copy of it, with a check
+   that both engines export the identical session ledger (`--no-spark` leaves Spark out);
 6. publishing on a copy of that home: everything new, again with nothing changed (every Parquet
    part reused), and with the ledger's newest day changed;
 7. each board page's first (cold caches, fresh connection) and warm render time on that home,
@@ -250,6 +252,42 @@ def collector_events_per_second(clients: int, batches: int = 20, batch_size: int
     return rate
 
 
+def spark_build_figures(settings: Settings, duckdb_seconds: float) -> dict:
+    """The same events built on Spark (`local[2]`): a copy of the DuckDB warehouse, the job run
+    with LEDGER_ENGINE=spark; its build time beside DuckDB's, and whether the two engines export
+    byte-identical session ledgers."""
+    from ledger.build import run_build
+    from ledger.export import export_session_ledger
+    from ledger.warehouse import copy_warehouse
+
+    home = BENCH_DIR / "home-spark"
+    shutil.rmtree(home, ignore_errors=True)
+    home.mkdir(parents=True)
+    copy_warehouse(settings.warehouse_path, home / "warehouse.duckdb")
+    spark = settings.model_copy(update={"home": home, "engine": "spark"})
+    outcome = run_build(spark)
+    for line in outcome.lines:
+        print(f"  {line}")
+    if not outcome.success:
+        print(f"spark build:       FAILED after {outcome.seconds:.1f}s")
+        return {"spark_build_seconds": round(outcome.seconds, 1), "spark_build_success": False}
+    exports = {}
+    for name, engine_settings in (("duckdb", settings), ("spark", spark)):
+        exports[name] = BENCH_DIR / f"session-ledger-{name}.csv"
+        export_session_ledger(engine_settings, exports[name])
+    identical = exports["duckdb"].read_bytes() == exports["spark"].read_bytes()
+    print(
+        f"spark build:       {outcome.seconds:.1f}s on local[2] (DuckDB: {duckdb_seconds:.1f}s, "
+        f"{outcome.seconds / duckdb_seconds:.1f}x); fct_session_ledger exports "
+        f"{'identical' if identical else 'DIFFER'}"
+    )
+    return {
+        "spark_build_seconds": round(outcome.seconds, 1),
+        "spark_build_success": outcome.success,
+        "spark_export_identical": identical,
+    }
+
+
 def replay_bench(scale: int, sessions_per_day: int, days: int) -> dict[str, float]:
     """Ingest and build a recorded period, then the same period replayed `scale` times."""
     from datetime import date, timedelta
@@ -303,6 +341,7 @@ def replay_bench(scale: int, sessions_per_day: int, days: int) -> dict[str, floa
         f"build time at x{scale} / at x1 = "
         f"{figures['replayed_build_seconds'] / figures['recorded_build_seconds']:.1f}"
     )
+    return figures
 
 
 BOARD_PAGES = ("overview", "margin", "experience", "combined", "sessions", "data_quality")
@@ -387,6 +426,7 @@ def main() -> None:
     parser.add_argument("--sessions-per-day", type=int, default=500)
     parser.add_argument("--format", choices=["jsonl", "parquet"], default="jsonl")
     parser.add_argument("--skip-build", action="store_true")
+    parser.add_argument("--no-spark", action="store_true", help="no Spark build beside DuckDB's")
     parser.add_argument(
         "--refresh-sessions-per-day",
         type=int,
@@ -496,6 +536,8 @@ def main() -> None:
         print(f"ledger build:      {outcome.seconds:.1f}s on {accepted:,} events")
         figures["build_seconds"] = round(outcome.seconds, 1)
         figures["build_success"] = outcome.success
+        if not args.no_spark and outcome.success:
+            figures.update(spark_build_figures(settings, outcome.seconds))
         if outcome.success:
             figures.update(publish_times(settings))
             figures.update(board_render_times(settings))

@@ -286,6 +286,21 @@ def _view_sql(
     return f"select {projection} from {reader}"
 
 
+def _spark_marts_as_warehouse(con: duckdb.DuckDBPyConnection, settings: Settings) -> None:
+    """After a Spark build the marts are Parquet files Spark wrote, not tables of the DuckDB
+    warehouse: catalog `warehouse` becomes an in-memory one whose `marts` views them (and whose
+    `raw.events` is the warehouse's), so publishing reads either engine's marts the same way."""
+    from ledger.spark import marts_selects
+
+    con.execute(f"attach {literal(str(settings.warehouse_path))} as duckdb_warehouse (read_only)")
+    con.execute("attach ':memory:' as warehouse")
+    con.execute("create schema warehouse.marts")
+    con.execute("create schema warehouse.raw")
+    con.execute("create view warehouse.raw.events as select * from duckdb_warehouse.raw.events")
+    for table, select in marts_selects(con, settings).items():
+        con.execute(f"create view warehouse.{table} as {select}")
+
+
 def publish(settings: Settings, *, whole_below: int = WHOLE_BELOW) -> PublishResult:
     """Publish the warehouse's marts: rewrite the parts that changed, reuse the others, and
     atomically replace the published file with one whose views name the current parts."""
@@ -314,7 +329,10 @@ def _publish(settings: Settings, whole_below: int, leftovers: int) -> PublishRes
     written = reused = 0
     with duckdb.connect() as con:
         con.execute("set TimeZone = 'UTC'")
-        con.execute(f"attach {literal(str(settings.warehouse_path))} as warehouse (read_only)")
+        if settings.engine == "spark":
+            _spark_marts_as_warehouse(con, settings)
+        else:
+            con.execute(f"attach {literal(str(settings.warehouse_path))} as warehouse (read_only)")
         con.execute(f"attach {literal(str(staging_db))} as published")
         try:
             tables = _tables(con)

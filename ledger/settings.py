@@ -8,6 +8,7 @@
 | `LEDGER_TIMEZONE`           | `Asia/Shanghai`                 | business dates and ISO weeks             |
 | `LEDGER_WEBHOOK_URL`        | unset                           | Slack-compatible alert webhook           |
 | `LEDGER_QUARANTINE_RETENTION_DAYS` | `30`                     | days a quarantined line keeps its raw text |
+| `LEDGER_ENGINE`             | `duckdb`                        | engine dbt runs on: `duckdb` or `spark`  |
 | `LEDGER_ACCESS_FILE`        | `$LEDGER_HOME/access.yaml`      | who may read the boards (ledger/access.py) |
 """
 
@@ -21,6 +22,8 @@ from pydantic import BaseModel, ConfigDict, field_validator
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DBT_PROJECT_DIR = REPO_ROOT / "dbt"
+# The engines the dbt project runs on (LEDGER_ENGINE); duckdb is the embedded default.
+ENGINES = ("duckdb", "spark")
 
 
 class Settings(BaseModel):
@@ -34,6 +37,9 @@ class Settings(BaseModel):
     # Quarantined lines can hold free text (a transcript, a card number): their raw text is kept
     # this many days after quarantine, then set NULL (reason, counts and location stay).
     quarantine_retention_days: int = 30
+    # The engine the dbt project runs on (dbt target `local` or `spark`, see dbt/profiles.yml):
+    # DuckDB, embedded, or Apache Spark (a local pyspark `local[2]`; a cluster is a profile change).
+    engine: str = "duckdb"
     # Who may read the boards and which tenants each sees (ledger/access.py); None: the default
     # place, `home/access.yaml`.
     access_file: Path | None = None
@@ -45,6 +51,13 @@ class Settings(BaseModel):
             raise ValueError(
                 f"LEDGER_QUARANTINE_RETENTION_DAYS must be a whole number of days >= 0, got {value}"
             )
+        return value
+
+    @field_validator("engine")
+    @classmethod
+    def _engine_is_known(cls, value: str) -> str:
+        if value not in ENGINES:
+            raise ValueError(f"LEDGER_ENGINE must be one of {', '.join(ENGINES)}, got {value!r}")
         return value
 
     @field_validator("reporting_currency")
@@ -79,6 +92,7 @@ class Settings(BaseModel):
             timezone=env.get("LEDGER_TIMEZONE") or "Asia/Shanghai",
             webhook_url=env.get("LEDGER_WEBHOOK_URL") or None,
             quarantine_retention_days=env.get("LEDGER_QUARANTINE_RETENTION_DAYS") or 30,
+            engine=env.get("LEDGER_ENGINE") or "duckdb",
             access_file=Path(env["LEDGER_ACCESS_FILE"]).resolve()
             if env.get("LEDGER_ACCESS_FILE")
             else None,
@@ -116,6 +130,11 @@ class Settings(BaseModel):
     def dbt_target_dir(self) -> Path:
         # Per-home dbt artefacts, so two homes (tests, demo) never share a target folder.
         return self.home / "dbt_target"
+
+    @property
+    def spark_dir(self) -> Path:
+        """LEDGER_ENGINE=spark: the sources exported for Spark and the tables it writes."""
+        return self.home / "spark"
 
     def ensure_dirs(self) -> None:
         for path in (self.home, self.landing_dir, self.published_path.parent, self.reports_dir):

@@ -26,13 +26,23 @@ class DbtRunError(RuntimeError):
     """A dbt invocation failed; the message names the failed nodes and what to look at."""
 
 
+# dbt/profiles.yml: the target of each engine (`LEDGER_ENGINE`).
+DBT_TARGETS = {"duckdb": "local", "spark": "spark"}
+
+
 def dbt_vars(settings: Settings) -> dict:
     """The vars of every invocation: the warehouse, the reporting frame and the vocabulary."""
+    engine_vars = {}
+    if settings.engine == "spark":
+        from ledger.spark import spark_vars
+
+        engine_vars = spark_vars(settings)
     return {
         "warehouse_path": str(settings.warehouse_path),
         "reporting_currency": settings.reporting_currency,
         "timezone": settings.timezone,
         **vocabulary.dbt_vars(),
+        **engine_vars,
     }
 
 
@@ -41,6 +51,8 @@ def dbt_run_flags(settings: Settings, *, refresh_mode: str = "full") -> list[str
     project, profiles and target paths itself). `refresh_mode` 'full' recomputes every row;
     'incremental' only what `ledger.refresh` planned (dbt/macros/incremental_refresh.sql)."""
     return [
+        "--target",
+        DBT_TARGETS[settings.engine],
         "--vars",
         json.dumps({**dbt_vars(settings), "refresh_mode": refresh_mode}),
         "--log-path",
@@ -64,6 +76,15 @@ def dbt_build_args(settings: Settings, *, incremental: bool = False) -> list[str
             *dbt_run_flags(settings, refresh_mode="incremental"),
         ]
     return ["build", "--full-refresh", *dbt_run_flags(settings, refresh_mode="full")]
+
+
+def prepare_engine(settings: Settings) -> None:
+    """What the engine needs before dbt runs: on Spark, the sources exported as Parquet
+    (`ledger.spark.export_sources`); nothing on DuckDB, which reads the warehouse itself."""
+    if settings.engine == "spark":
+        from ledger.spark import export_sources
+
+        export_sources(settings)
 
 
 def prepare_reference(settings: Settings, con: duckdb.DuckDBPyConnection) -> None:

@@ -174,7 +174,7 @@ def build_experience_checks(
         table = f"marts.{asset_key.path[-1]}"
         # Not read_only: a process that ran dbt in-process still holds the file read-write, and
         # DuckDB refuses a second, differently configured instance of it. Nothing is written.
-        with warehouse.connect() as con:
+        with warehouse.connect_marts() as con:
             breaches = first_audio_breaches(con, table)
         context.log.info(f"{len(breaches)} tenant-day(s) over their first-audio total")
         return first_audio_check_result(breaches)

@@ -22,7 +22,7 @@ from dagster_project.defs.resources import LedgerWarehouse
 from ledger import vocabulary
 from ledger.refresh import refresh_mode
 from ledger.settings import DBT_PROJECT_DIR, Settings
-from ledger.transform import DbtRunError, dbt_build_args, dbt_run_flags
+from ledger.transform import DbtRunError, dbt_build_args, dbt_run_flags, prepare_engine
 
 MANIFEST_DIR = DBT_PROJECT_DIR / "target"
 MANIFEST_PATH = MANIFEST_DIR / "manifest.json"
@@ -87,8 +87,10 @@ def build_dbt_assets(manifest: Path) -> AssetsDefinition:
     ) -> Iterator:
         settings = warehouse.settings()
         settings.home.mkdir(parents=True, exist_ok=True)
+        prepare_engine(settings)
+        # A Spark session keeps its tables in memory only: every Spark build is a full build.
         with warehouse.connect(read_only=True) as con:
-            incremental = refresh_mode(con) == "incremental"
+            incremental = settings.engine != "spark" and refresh_mode(con) == "incremental"
         invocation = dbt.cli(
             dbt_build_args(settings, incremental=incremental),
             context=context,
@@ -124,6 +126,8 @@ def run_dbt(settings: Settings, args: Sequence[str]) -> None:
     Raises `DbtRunError` naming the command and where dbt's log is when dbt fails.
     """
     settings.home.mkdir(parents=True, exist_ok=True)
+    if args and args[0] in {"build", "run", "test", "seed"}:
+        prepare_engine(settings)
     try:
         dbt_resource().cli(
             [*_one_word_selections(args), *dbt_run_flags(settings)],

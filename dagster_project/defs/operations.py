@@ -153,7 +153,7 @@ def build_freshness_checks(
     ) -> AssetCheckResult:
         settings = warehouse.settings()
         day = yesterday(settings.timezone)
-        with warehouse.connect() as con:
+        with warehouse.connect_marts() as con:
             freshness = check_freshness(con, day, settings.timezone)
             latest = latest_closed_business_date(con, settings.timezone)
         return AssetCheckResult(
@@ -180,7 +180,7 @@ def build_freshness_checks(
         context: AssetCheckExecutionContext, warehouse: LedgerWarehouse
     ) -> AssetCheckResult:
         settings = warehouse.settings()
-        with warehouse.connect() as con:
+        with warehouse.connect_marts() as con:
             latest = latest_closed_business_date(con, settings.timezone)
             if latest is None:
                 return AssetCheckResult(

@@ -20,6 +20,7 @@ class LedgerWarehouse(ConfigurableResource):
     reference_dir: str | None = None
     reporting_currency: str | None = None
     timezone: str | None = None
+    engine: str | None = None  # LEDGER_ENGINE: duckdb or spark
     # `ledger build --full-refresh`: recompute every model from all events.
     full_refresh: bool = False
 
@@ -30,6 +31,7 @@ class LedgerWarehouse(ConfigurableResource):
             "reference_dir": self.reference_dir,
             "reporting_currency": self.reporting_currency,
             "timezone": self.timezone,
+            "engine": self.engine,
         }
         update = {
             key: Path(value).resolve() if key in ("home", "reference_dir") else value
@@ -40,3 +42,13 @@ class LedgerWarehouse(ConfigurableResource):
 
     def connect(self, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
         return connect(self.settings().warehouse_path, read_only=read_only)
+
+    def connect_marts(self) -> duckdb.DuckDBPyConnection:
+        """The marts the last build wrote: the warehouse's own on DuckDB, views over the Parquet
+        files Spark wrote on Spark (LEDGER_ENGINE=spark)."""
+        settings = self.settings()
+        if settings.engine == "spark":
+            from ledger.spark import connect_marts
+
+            return connect_marts(settings)
+        return self.connect()

@@ -18,8 +18,8 @@ columns as (
         column_name,
         data_type,
         numeric_scale,
-    from information_schema.columns
-    where table_catalog = current_database()
+    from ({{ warehouse_columns() }}) as warehouse_columns
+    where true
         -- the contract's own inputs (cost.reported `amount`, 6 places by the contract) are
         -- widened to decimal(38, 12) by the first model that treats them as money
         and not (table_schema = 'raw' and table_name = 'events')

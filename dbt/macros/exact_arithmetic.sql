@@ -34,12 +34,11 @@
     duration is rounded before the ceiling is taken. BIGINT seconds; a duration of 0 bills 0.
 -#}
 {% macro billable_seconds(duration_microseconds, increment_seconds) -%}
-    (
-        (
-            cast({{ duration_microseconds }} as hugeint)
-            + cast({{ increment_seconds }} as hugeint) * 1000000 - 1
-        ) // (cast({{ increment_seconds }} as hugeint) * 1000000)
-    ) * cast({{ increment_seconds }} as bigint)
+    {{ integer_divide(
+        "cast(" ~ duration_microseconds ~ " as hugeint) + cast(" ~ increment_seconds
+        ~ " as hugeint) * 1000000 - 1",
+        "cast(" ~ increment_seconds ~ " as hugeint) * 1000000"
+    ) }} * cast({{ increment_seconds }} as bigint)
 {%- endmacro %}
 
 {#-
@@ -55,11 +54,11 @@
         when ({{ denominator }}) is null or ({{ denominator }}) = 0 or ({{ numerator }}) is null
             then null
         else cast(
-            sign({{ n }}) * sign({{ d }})
-            * (
-                (abs({{ n }}) * {{ multiplier * (10 ** scale) * 2 }} + abs({{ d }}))
-                // (2 * abs({{ d }}))
-            ) as decimal(38, 0)
+            case when ({{ n }} < 0) = ({{ d }} < 0) then 1 else -1 end
+            * {{ integer_divide(
+                "abs(" ~ n ~ ") * " ~ (multiplier * (10 ** scale) * 2) ~ " + abs(" ~ d ~ ")",
+                "2 * abs(" ~ d ~ ")"
+            ) }} as decimal(38, 0)
         ) * {{ decimal_unit(scale) }}
     end
 {%- endmacro %}
@@ -76,4 +75,22 @@
 {#- billable_minutes = billable_seconds / 60, DECIMAL(38, 12), rounded half away from zero. -#}
 {% macro seconds_to_minutes(seconds) -%}
     cast({{ decimal_ratio(seconds, 60, scale=12) }} as decimal(38, 12))
+{%- endmacro %}
+
+{#-
+    floor(a / b) of integers a >= 0, b > 0, exact. DuckDB: `//` on HUGEINT. Spark has no exact
+    integer division of wide decimals (`div` returns a BIGINT that wraps): a - a % b is a multiple
+    of b, so dividing it is exact at any scale (DECIMAL(38, 0) / DECIMAL(38, 0) is DECIMAL(38, 18):
+    quotients up to 10^20).
+-#}
+{% macro integer_divide(a, b) -%}
+    {{ return(adapter.dispatch('integer_divide')(a, b)) }}
+{%- endmacro %}
+
+{% macro default__integer_divide(a, b) -%}
+    (({{ a }}) // ({{ b }}))
+{%- endmacro %}
+
+{% macro spark__integer_divide(a, b) -%}
+    cast((({{ a }}) - ({{ a }}) % ({{ b }})) / ({{ b }}) as decimal(38, 0))
 {%- endmacro %}

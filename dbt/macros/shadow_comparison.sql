@@ -77,7 +77,7 @@ binomial as (
             partition by {{ keys | join(', ') }} order by j
         ) as cdf,
     from (
-        select *, unnest(range(0, compared_turns // 2 + 1)) as j
+        select *, {{ unnest_list(integer_range(0, integer_divide('compared_turns', 2))) }} as j
         from aggregated
     )
 ),
@@ -200,17 +200,17 @@ select * from final
 
 {#- P(X = j), X ~ Binomial(n, 1/2). -#}
 {% macro binomial_pmf(n, j) -%}
-    exp(lgamma({{ n }} + 1) - lgamma({{ j }} + 1) - lgamma({{ n }} - {{ j }} + 1) - {{ n }} * ln(2))
+    exp({{ log_gamma(n ~ ' + 1') }} - {{ log_gamma(j ~ ' + 1') }} - {{ log_gamma(n ~ ' - ' ~ j ~ ' + 1') }} - {{ n }} * ln(2))
 {%- endmacro %}
 
 {#- The exact two-sided sign test of `better` against `worse` turns (ties dropped). -#}
 {% macro sign_test_p(better, worse) -%}
     least(
         1.0,
-        2 * list_sum(list_transform(
-            range(0, least({{ better }}, {{ worse }}) + 1),
-            lambda i: {{ binomial_pmf('(' ~ better ~ ' + ' ~ worse ~ ')', 'i') }}
-        ))
+        2 * {{ sum_over_integers(
+            '0', 'least(' ~ better ~ ', ' ~ worse ~ ')', 'i',
+            binomial_pmf('(' ~ better ~ ' + ' ~ worse ~ ')', 'i')
+        ) }}
     )
 {%- endmacro %}
 

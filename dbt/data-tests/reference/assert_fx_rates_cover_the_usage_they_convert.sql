@@ -2,7 +2,7 @@
 -- revenue or a reported cost dated before a currency's first FX rate would otherwise stay
 -- unpriced without a word (reason `no_fx_rate`). This test stops the build instead, naming the
 -- currency, the dates to cover and the first rate there is; the published copy stays as it was.
--- It raises (DuckDB `error()`) rather than returning rows so that the message itself reaches
+-- It raises (`raise_error`: DuckDB `error()`) rather than returning rows so that the message itself reaches
 -- the terminal of `ledger build`. Fix: add rates to fx_rates.csv dated on or before the first
 -- date named, then `ledger build` again.
 with
@@ -57,7 +57,7 @@ per_currency as (
         uncovered.currency,
         min(uncovered.uncovered_date) as first_date,
         max(uncovered.uncovered_date) as last_date,
-        string_agg(distinct uncovered.what, ', ' order by uncovered.what) as what,
+        {{ ordered_string_agg('uncovered.what', "', '", 'uncovered.what', distinct=true) }} as what,
         count(*) as lines,
         any_value(first_rates.first_rate_date) as first_rate_date,
     from uncovered
@@ -69,16 +69,17 @@ per_currency as (
 message as (
     select
         'FX rates do not cover the amounts they convert: '
-        || string_agg(
-            currency || ' ' || what || ' dated ' || strftime(first_date, '%Y-%m-%d')
-            || ' to ' || strftime(last_date, '%Y-%m-%d') || ' (UTC, ' || lines || ' lines) '
+        || {{ ordered_string_agg(
+            "currency || ' ' || what || ' dated ' || cast(first_date as varchar)
+            || ' to ' || cast(last_date as varchar) || ' (UTC, ' || lines || ' lines) '
             || coalesce(
                 'precede the first ' || currency || ' rate in fx_rates.csv, '
-                || strftime(first_rate_date, '%Y-%m-%d'),
+                || cast(first_rate_date as varchar),
                 'have no ' || currency || ' rate in fx_rates.csv'
-            ),
-            '; ' order by currency
-        )
+            )",
+            "'; '",
+            'currency'
+        ) }}
         || '. Add rates dated on or before those dates to fx_rates.csv, then `ledger build`.'
             as text,
     from per_currency
@@ -86,4 +87,4 @@ message as (
 )
 
 -- In the filter, so that no optimisation of dbt's wrapping `count(*)` can leave it out.
-select text as fx_coverage from message where error(text) is not null
+select text as fx_coverage from message where {{ raise_error('text') }} is not null

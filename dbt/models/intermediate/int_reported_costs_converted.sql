@@ -22,9 +22,8 @@ with_fx as (
             else fx.fx_rate
         end as fx_rate,
     from reported_costs
-    asof left join fx_rates as fx
-        on reported_costs.currency = fx.currency
-        and cast(reported_costs.occurred_at as date) >= fx.rate_date
+    {{ asof_left_join('fx_rates', 'fx', 'reported_costs.currency = fx.currency',
+        'cast(reported_costs.occurred_at as date)', 'rate_date', 'currency') }}
 ),
 
 final as (

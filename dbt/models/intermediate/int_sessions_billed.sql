@@ -46,9 +46,8 @@ with_fx as (
             else plan_fx.fx_rate
         end as plan_fx_rate,
     from with_plan
-    asof left join fx_rates as plan_fx
-        on with_plan.plan_currency = plan_fx.currency
-        and with_plan.start_date_utc >= plan_fx.rate_date
+    {{ asof_left_join('fx_rates', 'plan_fx', 'with_plan.plan_currency = plan_fx.currency',
+        'with_plan.start_date_utc', 'rate_date', 'currency') }}
 ),
 
 billable as (

@@ -88,7 +88,7 @@ closed as (
         case
             when end_event_at is not null then 'ended'
             when last_event_at
-                < newest_event_at - to_hours({{ var('missing_end_after_hours') }})
+                < newest_event_at - interval {{ var('missing_end_after_hours') }} hour
                 then 'missing_end'
             else 'open'
         end as lifecycle_state,

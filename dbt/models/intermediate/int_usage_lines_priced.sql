@@ -50,9 +50,8 @@ with_own_fx as (
         with_rates.*,
         own_fx.fx_rate as own_fx_rate,
     from with_rates
-    asof left join fx_rates as own_fx
-        on with_rates.rate_currency = own_fx.currency
-        and with_rates.usage_date >= own_fx.rate_date
+    {{ asof_left_join('fx_rates', 'own_fx', 'with_rates.rate_currency = own_fx.currency',
+        'with_rates.usage_date', 'rate_date', 'currency') }}
 ),
 
 with_fx as (
@@ -60,9 +59,9 @@ with_fx as (
         with_own_fx.*,
         savings_fx.fx_rate as savings_fx_rate,
     from with_own_fx
-    asof left join fx_rates as savings_fx
-        on with_own_fx.savings_rate_currency = savings_fx.currency
-        and with_own_fx.usage_date >= savings_fx.rate_date
+    {{ asof_left_join('fx_rates', 'savings_fx',
+        'with_own_fx.savings_rate_currency = savings_fx.currency',
+        'with_own_fx.usage_date', 'rate_date', 'currency') }}
 ),
 
 converted as (

@@ -38,7 +38,7 @@ cells as (
         -- per-turn ratio below still compares each turn with its own budget.
         min(budget_ms) as min_budget_ms,
         max(budget_ms) as max_budget_ms,
-        string_agg(distinct owner, '/' order by owner) as owner,
+        {{ ordered_string_agg('owner', "'/'", 'owner', distinct=true) }} as owner,
         count(*) filter (where is_over_budget) as over_budget_turns,
         round(quantile_cont(cast(overshoot_ms as double), 0.95), 3) as p95_overshoot_ms,
         round(quantile_cont(budget_ratio, 0.95), 6) as p95_budget_ratio,

@@ -72,9 +72,8 @@ with_fx as (
         reported.*,
         fx.fx_rate as listed_fx_rate,
     from reported
-    asof left join fx_rates as fx
-        on reported.reported_currency = fx.currency
-        and reported.usage_date >= fx.rate_date
+    {{ asof_left_join('fx_rates', 'fx', 'reported.reported_currency = fx.currency',
+        'reported.usage_date', 'rate_date', 'currency') }}
 ),
 
 final as (

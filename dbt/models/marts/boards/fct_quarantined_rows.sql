@@ -9,7 +9,7 @@ quarantine as (
 parsed as (
     select
         *,
-        try_cast(raw_text as json) as raw_json,
+        {{ try_parse_json('raw_text') }} as raw_json,
     from quarantine
 ),
 
@@ -17,14 +17,14 @@ final as (
     select
         reason,
         -- The ingest's detail is the field at fault for a contract rule, a sentence otherwise.
-        case when regexp_full_match(detail, '[A-Za-z_][A-Za-z0-9_.]*') then detail end as field,
+        case when {{ regexp_full_match('detail', "'[A-Za-z_][A-Za-z0-9_.]*'") }} then detail end as field,
         {{ redacted_sample('detail') }} as detail,
         source_file as file,
         line_number as line,
-        json_extract_string(raw_json, '$.event_type') as event_type,
+        {{ json_string_field('raw_json', "'$.event_type'") }} as event_type,
         source,
         -- The row's own time when readable, to date it (the weekly review counts by it).
-        try_cast(json_extract_string(raw_json, '$.occurred_at') as timestamptz) as occurred_at,
+        {{ try_to_utc_timestamp(json_string_field('raw_json', "'$.occurred_at'")) }} as occurred_at,
         quarantined_at,
         {{ redacted_sample('raw_text') }} as sample,
     from parsed

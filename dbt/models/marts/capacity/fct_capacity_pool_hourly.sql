@@ -67,7 +67,7 @@ minute_grid as (
         hours.scope,
         hours.tenant_id,
         hours.hour_start_at,
-        hours.hour_start_at + to_minutes(minute_offset) as minute_start_at,
+        {{ add_minutes('hours.hour_start_at', 'minute_offset') }} as minute_start_at,
     from hours
     cross join range(60) as offsets (minute_offset)
 ),

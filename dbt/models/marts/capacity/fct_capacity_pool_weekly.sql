@@ -62,11 +62,12 @@ final as (
         planning.bytes_per_value,
         case
             when vision_images > 0 then cast(
-                (
-                    2 * cast(planning.hot_set_images as hugeint) * image_tokens
+                {{ integer_divide(
+                    '2 * cast(planning.hot_set_images as hugeint) * image_tokens
                     * planning.embedding_dimensions * planning.bytes_per_value
-                    + vision_images
-                ) // (2 * vision_images) as hugeint
+                    + vision_images',
+                    '2 * vision_images'
+                ) }} as hugeint
             )
         end as vision_cache_bytes,
         round(vision_images_per_second_peak * 0.1, 6)

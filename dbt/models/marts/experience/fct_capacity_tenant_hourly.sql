@@ -23,7 +23,7 @@ step_hours as (
         concurrent_sessions,
         valid_from,
         valid_to,
-        unnest(range(date_trunc('hour', valid_from), valid_to, interval 1 hour)) as hour_start_at,
+        {{ hour_starts('valid_from', 'valid_to') }} as hour_start_at,
     from concurrency_steps
 ),
 

@@ -27,8 +27,8 @@ turns as (
         max(budget_ms) filter (where segment = '{{ segment }}') as {{ segment }}_budget_ms,
         {%- endfor %}
         -- Pipeline order, so the list reads like the turn did.
-        string_agg(segment, ',' order by segment_order)
-            filter (where is_over_budget and segment <> 'first_audio') as over_budget_segments,
+        {{ ordered_string_agg('segment', "','", 'segment_order',
+            filter_where="is_over_budget and segment <> 'first_audio'") }} as over_budget_segments,
         count(*) filter (where is_over_budget and segment <> 'first_audio')
             as over_budget_segment_count,
         bool_or(is_over_budget) filter (where segment = 'first_audio')

@@ -95,7 +95,7 @@ reported_charges as (
 
 charges as (
     select * from usage_charges
-    union all by name
+    {{ union_all_by_name() }}
     select * from reported_charges
 ),
 
@@ -172,12 +172,7 @@ final as (
         cast(null as varchar) as "CommitmentDiscountCategory",
         cast(null as varchar) as "CommitmentDiscountType",
         cast(null as varchar) as "CommitmentDiscountStatus",
-        cast(json_object(
-            'tenant_id', tenant_id,
-            'session_id', session_id,
-            'scenario', scenario,
-            'pipeline', pipeline
-        ) as varchar) as "Tags",
+        {{ json_object_text(['tenant_id', 'session_id', 'scenario', 'pipeline']) }} as "Tags",
     from charges
 )
 

@@ -1,0 +1,111 @@
+{#-
+    LEDGER_ENGINE=spark. The models are written in DuckDB's SQL; what differs on Spark in meaning
+    (time zones, integer division, JSON, lists, string aggregates) is a dispatched macro
+    (engine/functions.sql). What differs only in spelling is rewritten here, on the compiled SQL
+    of every table, view and test Spark runs, so that the models keep one text:
+      - a trailing comma before FROM or WHERE (DuckDB accepts `select a, b, from t`; Spark does
+        not);
+      - function names of the same meaning: epoch_us -> unix_micros, arg_max -> max_by,
+        regexp_matches -> regexp_like, quantile_cont -> percentile (both interpolate linearly);
+      - "Quoted" identifiers -> `quoted` (Spark reads double quotes as a string);
+      - type names: VARCHAR -> STRING, HUGEINT -> DECIMAL(38, 0) (exact integers up to 38 digits,
+        as HUGEINT is in the ledger's use), UBIGINT -> DECIMAL(20, 0), TIMESTAMPTZ -> TIMESTAMP.
+-#}
+{% macro spark_dialect(sql) -%}
+    {%- set re = modules.re -%}
+    {#- Odd pieces are string literals and comments, left as they are. -#}
+    {%- set pieces = re.split("('(?:[^']|'')*'|--[^\\n]*|/\\*[\\s\\S]*?\\*/)", sql) -%}
+    {%- set out = [] -%}
+    {%- for piece in pieces -%}
+        {%- if loop.index0 is odd -%}
+            {%- do out.append(piece) -%}
+        {%- else -%}
+            {%- set piece = re.sub('(?i)\\bepoch_us\\s*\\(', 'unix_micros(', piece) -%}
+            {%- set piece = re.sub('(?i)\\barg_max\\s*\\(', 'max_by(', piece) -%}
+            {%- set piece = re.sub('(?i)\\bquantile_cont\\s*\\(', 'percentile(', piece) -%}
+            {%- set piece = re.sub('(?i)\\bstarts_with\\s*\\(', 'startswith(', piece) -%}
+            {%- set piece = re.sub('(?i)\\bends_with\\s*\\(', 'endswith(', piece) -%}
+            {%- set piece = re.sub('(?i)\\bregexp_matches\\s*\\(', 'regexp_like(', piece) -%}
+            {%- set piece = re.sub('"([A-Za-z_][A-Za-z0-9_]*)"', '`\\1`', piece) -%}
+            {%- set piece = re.sub('(?i)\\bvarchar\\b(?!\\s*\\()', 'string', piece) -%}
+            {%- set piece = re.sub('(?i)\\bhugeint\\b', 'decimal(38, 0)', piece) -%}
+            {%- set piece = re.sub('(?i)\\bubigint\\b', 'decimal(20, 0)', piece) -%}
+            {%- set piece = re.sub('(?i)\\btimestamptz\\b', 'timestamp', piece) -%}
+            {%- do out.append(piece) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- set sql = out | join('') -%}
+    {#- After the pieces are joined: a comma and FROM may lie on two sides of a comment. -#}
+    {%- set sql = re.sub('(?i),(\\s*(?:--[^\\n]*\\n\\s*)*)\\b(from|where)\\b', '\\1\\2', sql) -%}
+    {{- return(sql) -}}
+{%- endmacro %}
+
+{%- macro spark__create_table_as(temporary, relation, compiled_code, language='sql') -%}
+    {%- if language == 'sql' -%}
+        {{ return(dbt.spark__create_table_as(temporary, relation, spark_dialect(compiled_code), language)) }}
+    {%- else -%}
+        {{ return(dbt.spark__create_table_as(temporary, relation, compiled_code, language)) }}
+    {%- endif -%}
+{%- endmacro -%}
+
+{% macro spark__create_view_as(relation, sql) -%}
+    {{ return(dbt.spark__create_view_as(relation, spark_dialect(sql))) }}
+{%- endmacro %}
+
+{#- Model contracts: the yml's data types (VARCHAR) in the schema check dbt runs on Spark. -#}
+{% macro spark__get_empty_schema_sql(columns) -%}
+    {{ return(spark_dialect(dbt.default__get_empty_schema_sql(columns))) }}
+{%- endmacro %}
+
+{% macro spark__get_empty_subquery_sql(select_sql, select_sql_header=none) -%}
+    {{ return(spark_dialect(dbt.default__get_empty_subquery_sql(select_sql, select_sql_header))) }}
+{%- endmacro %}
+
+{% macro spark__get_test_sql(main_sql, fail_calc, warn_if, error_if, limit) -%}
+    {{ return(dbt.default__get_test_sql(spark_dialect(main_sql), fail_calc, warn_if, error_if, limit)) }}
+{%- endmacro %}
+
+{% macro spark__get_unit_test_sql(main_sql, expected_fixture_sql, expected_column_names) -%}
+    {{ return(dbt.default__get_unit_test_sql(spark_dialect(main_sql), spark_dialect(expected_fixture_sql), expected_column_names)) }}
+{%- endmacro %}
+
+{#-
+    on-run-start: the sources under the names the models use (raw.*, reference.*), over the files
+    `ledger.spark.export_sources` wrote; raw.events is a view over exactly the Parquet files the
+    manifest raw.event_files lists, read in place (with no file: over an empty file of its schema). Nothing on DuckDB, whose warehouse has them.
+-#}
+{% macro register_sources() -%}
+    {{ return(adapter.dispatch('register_sources')()) }}
+{%- endmacro %}
+
+{% macro default__register_sources() -%}
+    select 1
+{%- endmacro %}
+
+{% macro spark__register_sources() -%}
+    {%- if not execute -%}{{ return('select 1') }}{%- endif -%}
+    {%- set sources = var('spark_dir') ~ '/sources' -%}
+    {%- do run_query('create database if not exists raw') -%}
+    {%- do run_query('create database if not exists reference') -%}
+    {%- for table in ['raw.quarantine', 'raw.ingested_files', 'reference.rate_card',
+                      'reference.fx_rates', 'reference.price_plans', 'reference.latency_budgets',
+                      'reference.meta', 'reference.planning_settings'] -%}
+        {%- do run_query('drop table if exists ' ~ table) -%}
+        {%- do run_query('create table ' ~ table ~ " using parquet location '" ~ sources ~ '/'
+                         ~ table.replace('.', '/') ~ "'") -%}
+    {%- endfor -%}
+    {#- One scan of exactly the listed files: a Hadoop glob `<root>/{a.parquet,b.parquet}` (a
+        union of one scan per file costs a plan node per file in every query that reads events). -#}
+    {%- set files = run_query('select root, path from parquet.`' ~ sources ~ '/raw/event_files` order by path') -%}
+    {%- if files.rows | length > 0 -%}
+        {%- set listed = [] -%}
+        {%- for row in files.rows -%}
+            {%- do listed.append(modules.re.sub('([\\\\{}\\[\\]*?,])', '\\\\\\1', row[1])) -%}
+        {%- endfor -%}
+        {%- set location = files.rows[0][0] ~ '/{' ~ (listed | join(',')) ~ '}' -%}
+    {%- else -%}
+        {%- set location = sources ~ '/raw/events_schema' -%}
+    {%- endif -%}
+    {%- do run_query('create or replace view raw.events as select * from parquet.`' ~ location ~ '`') -%}
+    select 1
+{%- endmacro %}

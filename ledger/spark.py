@@ -1,0 +1,125 @@
+"""LEDGER_ENGINE=spark: what the dbt project needs to run on Apache Spark, and what it leaves.
+
+    export_sources(settings)   # before dbt: the raw manifest and the small tables, as Parquet
+    dbt build --target spark   # on-run-start `register_sources` names them raw.* / reference.*
+    marts_parquet(settings)    # after dbt: each marts table as the Parquet files Spark wrote
+
+The raw events are never copied: Spark reads the raw layer's Parquet files in place, exactly the
+ones the manifest `raw.event_files` lists (a file not in the manifest does not exist). The manifest
+(absolute paths), the quarantine, the ingested-files manifest and the reference tables are small
+and are written once per run under `<home>/spark/sources/<schema>/<table>/`, from one read-only
+snapshot of the warehouse. Every model Spark builds is a Parquet table under
+`<home>/spark/tables/<schema>/<model>/`.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import duckdb
+
+from ledger.settings import DBT_PROJECT_DIR, Settings
+from ledger.sql import literal
+from ledger.warehouse import connect, raw_root
+
+# Spark's logging configuration (quiet unless LEDGER_SPARK_LOG_LEVEL asks for more).
+LOG4J_PROPERTIES = DBT_PROJECT_DIR / "spark" / "log4j2.properties"
+
+# The sources besides raw.events: small, exported whole on each run.
+EXPORTED_TABLES = (
+    "raw.quarantine",
+    "raw.ingested_files",
+    "reference.rate_card",
+    "reference.fx_rates",
+    "reference.price_plans",
+    "reference.latency_budgets",
+    "reference.meta",
+    "reference.planning_settings",
+)
+
+
+def sources_dir(settings: Settings) -> Path:
+    return settings.spark_dir / "sources"
+
+
+def tables_dir(settings: Settings) -> Path:
+    return settings.spark_dir / "tables"
+
+
+def spark_vars(settings: Settings) -> dict[str, str]:
+    """The dbt vars of a Spark invocation (read by dbt/profiles.yml and dbt_project.yml)."""
+    return {"spark_dir": str(settings.spark_dir), "spark_log4j": str(LOG4J_PROPERTIES)}
+
+
+def export_sources(settings: Settings) -> None:
+    """Write the manifest of raw event files and the small source tables for Spark.
+
+    Replaces `<home>/spark/sources` whole: the folder is written beside it and renamed over it.
+    """
+    target = sources_dir(settings)
+    staging = target.with_name(target.name + ".new")
+    shutil.rmtree(staging, ignore_errors=True)
+    with connect(settings.warehouse_path, read_only=True) as con:
+        root = raw_root(con)
+        for table in EXPORTED_TABLES:
+            schema, name = table.split(".")
+            folder = staging / schema / name
+            folder.mkdir(parents=True)
+            con.execute(
+                f"copy (select * from {table}) to {literal(str(folder / 'part-0.parquet'))}"
+            )
+        folder = staging / "raw" / "event_files"
+        folder.mkdir(parents=True)
+        con.execute(
+            f"copy (select {literal(str(root))} as root, path from raw.event_files "
+            f"order by path) to {literal(str(folder / 'part-0.parquet'))}"
+        )
+        # raw.events with no row: its schema, so that Spark's view has its columns with no file.
+        folder = staging / "raw" / "events_schema"
+        folder.mkdir(parents=True)
+        con.execute(
+            f"copy (select * from raw.events where false) "
+            f"to {literal(str(folder / 'part-0.parquet'))}"
+        )
+    shutil.rmtree(target, ignore_errors=True)
+    staging.rename(target)
+
+
+def marts_parquet(settings: Settings) -> Iterator[tuple[str, str]]:
+    """(table name, Parquet glob) of every marts table of the last Spark build, by name."""
+    marts = tables_dir(settings) / "marts"
+    if not marts.is_dir():
+        return
+    for folder in sorted(p for p in marts.iterdir() if p.is_dir()):
+        yield folder.name, str(folder / "*.parquet")
+
+
+def marts_selects(con: duckdb.DuckDBPyConnection, settings: Settings) -> dict[str, str]:
+    """`marts.<table>` -> a DuckDB select of the Parquet files Spark wrote for it, timestamps naive
+    UTC again (Spark writes instants, which DuckDB reads as TIMESTAMP WITH TIME ZONE)."""
+    selects = {}
+    for name, files in marts_parquet(settings):
+        relation = f"read_parquet({literal(files)})"
+        columns = con.execute(f"describe select * from {relation}").fetchall()
+        listed = []
+        for column, kind, *_ in columns:
+            quoted = '"' + column.replace('"', '""') + '"'
+            if kind == "TIMESTAMP WITH TIME ZONE":
+                listed.append(f"cast({quoted} at time zone 'UTC' as timestamp) as {quoted}")
+            else:
+                listed.append(quoted)
+        selects[f"marts.{name}"] = f"select {', '.join(listed)} from {relation}"
+    return selects
+
+
+def connect_marts(settings: Settings) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB whose schema `marts` views the marts of the last Spark build (what the
+    pipeline's own checks read before the marts are published)."""
+    con = duckdb.connect()
+    con.execute("set TimeZone = 'UTC'")
+    con.execute("create schema marts")
+    for table, select in marts_selects(con, settings).items():
+        con.execute(f"create view {table} as {select}")
+    return con
