@@ -13,7 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import date, timedelta
+from decimal import Decimal
 from typing import Literal
+
+import pandas as pd
 
 from dashboards.filters import Filters, PageContext
 
@@ -65,6 +68,20 @@ class Comparison:
         if self.previous_sessions == 0:
             return "empty"
         return self._dated_coverage
+
+    def tenant_changes(
+        self, rows: pd.DataFrame, earlier: pd.DataFrame, column: str
+    ) -> list[Decimal | None]:
+        """Each row's exact change of `column` against its tenant's row of `earlier` (the
+        comparison period, indexed by tenant_id); None where either side is unknown."""
+        changes: list[Decimal | None] = []
+        for tenant, current in zip(rows["tenant_id"], rows[column], strict=True):
+            before = earlier.at[tenant, column] if tenant in earlier.index else None
+            unknown = self.coverage == "empty" or any(
+                value is None or pd.isna(value) for value in (current, before)
+            )
+            changes.append(None if unknown else Decimal(current) - Decimal(before))
+        return changes
 
     @property
     def _dated_coverage(self) -> Coverage:

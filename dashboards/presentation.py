@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 from urllib.parse import urlencode
 
 import pandas as pd
@@ -12,6 +12,9 @@ import streamlit as st
 
 from dashboards.formatting import money, money_float, pct_float, share_float
 from ledger.formatting import round_to_total
+
+if TYPE_CHECKING:
+    from dashboards.filters import Filters
 
 COMPONENT_LABELS = {
     "asr": "ASR",
@@ -225,6 +228,21 @@ def sessions_link(
     if session:
         params = [("session", session)]
     return f"{SESSIONS_PAGE}?{urlencode(params)}"
+
+
+def tenant_sessions_links(filters: Filters, tenants: pd.Series) -> list[str]:
+    """For each tenant, the link to its sessions under the page's period, scenarios and
+    pipelines (the drill-down of every by-tenant table)."""
+    return [
+        sessions_link(
+            filters.date_from,
+            filters.date_to,
+            tenants=(tenant,),
+            scenarios=filters.scenarios,
+            pipelines=filters.pipelines,
+        )
+        for tenant in tenants
+    ]
 
 
 def adding_up(frame: pd.DataFrame, *columns: str, places: int = 2) -> pd.DataFrame:

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from decimal import Decimal
-
-import pandas as pd
 import plotly.express as px
 import streamlit as st
 
 from dashboards.comparison import Comparison
 from dashboards.filters import page_context, page_header
 from dashboards.kpis import margin_pct
-from dashboards.presentation import Col, money_series, sessions_link, share_series, show_table
+from dashboards.presentation import (
+    Col,
+    money_series,
+    share_series,
+    show_table,
+    tenant_sessions_links,
+)
 from dashboards.queries import combined as queries
 
 SORT_LABELS = {
@@ -54,25 +57,8 @@ comparison = Comparison.of(context)
 earlier = queries.combined_by_tenant(version, comparison.previous, "tenant_id", False)
 comparison = comparison.counted(int(earlier["sessions"].sum()) if not earlier.empty else 0)
 earlier = earlier.set_index("tenant_id")
-rows["margin_change"] = [
-    None
-    if comparison.coverage == "empty"
-    or tenant not in earlier.index
-    or pd.isna(margin)
-    or pd.isna(earlier.at[tenant, "gross_margin"])
-    else Decimal(margin) - Decimal(earlier.at[tenant, "gross_margin"])
-    for tenant, margin in zip(rows["tenant_id"], rows["gross_margin"], strict=True)
-]
-rows["sessions_link"] = [
-    sessions_link(
-        filters.date_from,
-        filters.date_to,
-        tenants=(tenant,),
-        scenarios=filters.scenarios,
-        pipelines=filters.pipelines,
-    )
-    for tenant in rows["tenant_id"]
-]
+rows["margin_change"] = comparison.tenant_changes(rows, earlier, "gross_margin")
+rows["sessions_link"] = tenant_sessions_links(filters, rows["tenant_id"])
 
 # The percentage shown is derived from the exact amounts; SQL's value only orders the rows.
 rows["gross_margin_pct"] = [

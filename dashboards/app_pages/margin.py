@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from decimal import Decimal
 
-import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 import streamlit as st
@@ -24,21 +22,11 @@ from dashboards.presentation import (
     money_series,
     sessions_link,
     show_table,
+    tenant_sessions_links,
 )
 from dashboards.queries import margin as queries
 from ledger.formatting import round_to_total
 from ledger.vocabulary import COMPONENTS, SAVINGS_KINDS
-
-
-def _change(current: object, earlier: pd.DataFrame, tenant: str, column: str) -> Decimal | None:
-    """Exact change of a tenant's amount against the comparison period; None when unknown."""
-    if comparison.coverage == "empty" or tenant not in earlier.index:
-        return None
-    before = earlier.at[tenant, column]
-    if current is None or pd.isna(current) or before is None or pd.isna(before):
-        return None
-    return Decimal(current) - Decimal(before)
-
 
 context = page_context()
 filters, currency, version = context.filters, context.currency, context.version
@@ -90,24 +78,9 @@ by_tenant["gross_margin_pct"] = [
 ]
 # Each tenant against its own comparison period (same length, just before; same filters).
 earlier = queries.margin_by_tenant(version, comparison.previous).set_index("tenant_id")
-by_tenant["revenue_change"] = [
-    _change(revenue, earlier, tenant, "revenue")
-    for tenant, revenue in zip(by_tenant["tenant_id"], by_tenant["revenue"], strict=True)
-]
-by_tenant["margin_change"] = [
-    _change(margin, earlier, tenant, "gross_margin")
-    for tenant, margin in zip(by_tenant["tenant_id"], by_tenant["gross_margin"], strict=True)
-]
-by_tenant["sessions_link"] = [
-    sessions_link(
-        filters.date_from,
-        filters.date_to,
-        tenants=(tenant,),
-        scenarios=filters.scenarios,
-        pipelines=filters.pipelines,
-    )
-    for tenant in by_tenant["tenant_id"]
-]
+by_tenant["revenue_change"] = comparison.tenant_changes(by_tenant, earlier, "revenue")
+by_tenant["margin_change"] = comparison.tenant_changes(by_tenant, earlier, "gross_margin")
+by_tenant["sessions_link"] = tenant_sessions_links(filters, by_tenant["tenant_id"])
 show_table(
     by_tenant,
     [
