@@ -110,17 +110,23 @@ def latency_budget(version: str, filters: Filters, breakdown: str = "none") -> p
     return run(version, sql, params)
 
 
+# Complete turns, first-audio P50/P95 and the share over each turn's own budget: the headline and
+# the day-by-day trend say the same figures.
+FIRST_AUDIO_FIGURES = """
+    count(first_audio_ms) as turns,
+    round(quantile_cont(cast(first_audio_ms as double), 0.5), 3) as p50_ms,
+    round(quantile_cont(cast(first_audio_ms as double), 0.95), 3) as p95_ms,
+    count(*) filter (where is_first_audio_over_budget)
+        / nullif(count(first_audio_ms), 0) as over_budget_share
+"""
+
+
 @cached
 def first_audio_totals(version: str, filters: Filters) -> pd.DataFrame:
     """One row: complete turns, first-audio P50/P95 and the share over each turn's own budget."""
     where, params = session_filter(filters)
     sql = f"""
-        select
-            count(first_audio_ms) as turns,
-            round(quantile_cont(cast(first_audio_ms as double), 0.5), 3) as p50_ms,
-            round(quantile_cont(cast(first_audio_ms as double), 0.95), 3) as p95_ms,
-            count(*) filter (where is_first_audio_over_budget)
-                / nullif(count(first_audio_ms), 0) as over_budget_share
+        select {FIRST_AUDIO_FIGURES}
         from marts.fct_turn_latency
         where {where}
     """
@@ -133,12 +139,7 @@ def first_audio_trend(version: str, filters: Filters) -> pd.DataFrame:
     where, params = session_filter(filters)
     sql = f"""
         select
-            business_date,
-            count(first_audio_ms) as turns,
-            round(quantile_cont(cast(first_audio_ms as double), 0.5), 3) as p50_ms,
-            round(quantile_cont(cast(first_audio_ms as double), 0.95), 3) as p95_ms,
-            count(*) filter (where is_first_audio_over_budget)
-                / nullif(count(first_audio_ms), 0) as over_budget_share
+            business_date, {FIRST_AUDIO_FIGURES}
         from marts.fct_turn_latency
         where {where} and first_audio_ms is not null
         group by business_date
