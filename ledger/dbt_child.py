@@ -7,6 +7,10 @@ the next `ledger build` or `ledger ingest` could not open the warehouse meanwhil
 SIGTERM when its parent dies (`prctl(PR_SET_PDEATHSIG)`), then runs dbt's own command line in the
 same process. The operating system releases the lock as the process ends.
 
+A build killed while this process was still starting (before the request took effect) is caught
+too: the build names itself in `LEDGER_DBT_PARENT_PID` (`spawning_dbt()`), and a `ledger-dbt` whose
+parent is not that process any more ends at once instead of running dbt as an orphan.
+
 Elsewhere than Linux it is plain dbt.
 """
 
@@ -19,6 +23,13 @@ import signal
 import sys
 
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+PARENT_PID_VARIABLE = "LEDGER_DBT_PARENT_PID"
+
+
+def spawning_dbt() -> None:
+    """Name this process as the parent of the `ledger-dbt` it is about to start (call it in the
+    process that starts dbt, right before): dbt inherits the environment."""
+    os.environ[PARENT_PID_VARIABLE] = str(os.getpid())
 
 
 def die_with_parent(sig: int = signal.SIGTERM) -> bool:
@@ -26,10 +37,12 @@ def die_with_parent(sig: int = signal.SIGTERM) -> bool:
     if not sys.platform.startswith("linux"):
         return False
     libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-    parent = os.getppid()
+    named = os.environ.get(PARENT_PID_VARIABLE, "")
+    parent = int(named) if named.isdigit() else os.getppid()
     if libc.prctl(PR_SET_PDEATHSIG, int(sig), 0, 0, 0) != 0:
         return False
-    # The parent may have died before the request took effect: then no signal will come.
+    # The parent may have died before the request took effect (this process was reparented):
+    # then no signal will come.
     if os.getppid() != parent:
         os.kill(os.getpid(), sig)
     return True

@@ -77,3 +77,26 @@ def test_a_killed_build_takes_its_dbt_with_it_and_frees_the_warehouse(tmp_path: 
     # of the events the build ingested before dbt started: one Parquet file per event date).
     with duckdb.connect(str(home / "warehouse.duckdb")) as con:
         assert con.execute("select count(*) from raw.event_files").fetchone() == (3,)
+
+
+def test_a_ledger_dbt_whose_build_died_while_it_started_ends_without_running_dbt():
+    # The build named in LEDGER_DBT_PARENT_PID is not this child's parent any more: the build was
+    # killed before the child asked to be signalled, and the child was reparented.
+    orphaned = subprocess.run(
+        [dbt_executable(), "--version"],
+        env={**os.environ, "LEDGER_DBT_PARENT_PID": str(os.getpid() + 1_000_000)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (orphaned.returncode, orphaned.stdout) == (-signal.SIGTERM, "")
+    # Its real parent named: dbt runs.
+    adopted = subprocess.run(
+        [dbt_executable(), "--version"],
+        env={**os.environ, "LEDGER_DBT_PARENT_PID": str(os.getpid())},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert adopted.returncode == 0
+    assert "Core:" in adopted.stdout

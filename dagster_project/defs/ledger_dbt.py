@@ -1,9 +1,10 @@
 """The dbt project (staging -> intermediate -> marts) as Dagster assets through dagster-dbt.
 
 dbt runs one way: `DbtCliResource` with the arguments of `ledger.transform.dbt_build_args`, which
-carry everything the invocation needs on its command line (no `os.environ` is touched). The
-manifest Dagster needs to know the assets is prepared by `prepare_manifest()`, which the
-definitions loader calls; importing this module parses nothing.
+carry everything the invocation needs on its command line (the environment only names the
+building process, for `ledger-dbt`: ledger/dbt_child.py). The manifest Dagster needs to know the
+assets is prepared by `prepare_manifest()`, which the definitions loader calls; importing this
+module parses nothing.
 """
 
 import fcntl
@@ -20,6 +21,7 @@ from dbt.cli.main import dbtRunner
 
 from dagster_project.defs.resources import LedgerWarehouse
 from ledger import vocabulary
+from ledger.dbt_child import spawning_dbt
 from ledger.refresh import refresh_mode
 from ledger.settings import DBT_PROJECT_DIR, Settings
 from ledger.transform import DbtRunError, dbt_build_args, dbt_run_flags, prepare_engine
@@ -91,6 +93,7 @@ def build_dbt_assets(manifest: Path) -> AssetsDefinition:
         # A Spark session keeps its tables in memory only: every Spark build is a full build.
         with warehouse.connect(read_only=True) as con:
             incremental = settings.engine != "spark" and refresh_mode(con) == "incremental"
+        spawning_dbt()
         invocation = dbt.cli(
             dbt_build_args(settings, incremental=incremental),
             context=context,
@@ -128,6 +131,7 @@ def run_dbt(settings: Settings, args: Sequence[str]) -> None:
     settings.home.mkdir(parents=True, exist_ok=True)
     if args and args[0] in {"build", "run", "test", "seed"}:
         prepare_engine(settings)
+    spawning_dbt()
     try:
         dbt_resource().cli(
             [*_one_word_selections(args), *dbt_run_flags(settings)],
