@@ -22,7 +22,9 @@ their event dates only (`ops.session_event_dates` indexes which dates a session 
 
 The build is a full refresh when asked (`ledger build --full-refresh`), on a first build, when the
 dbt project, the vars or a reference table without effective ranges (latency budgets) changed,
-or when the last full refresh did not complete.
+or when the last full refresh did not complete. On Spark (LEDGER_ENGINE=spark), whose Parquet
+tables a refresh rewrites in place, after any build that did not complete; the previous state
+(models missing, open sessions) is read from the tables Spark wrote.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ import yaml
 
 from ledger.contract.fields import raw_event_columns
 from ledger.settings import DBT_PROJECT_DIR, Settings
+from ledger.sql import literal
 from ledger.warehouse import raw_root
 
 # Reference tables whose edits restate only the sessions of the changed effective range.
@@ -129,6 +132,19 @@ def project_fingerprint(con: duckdb.DuckDBPyConnection, settings: Settings) -> s
     for table in REBUILDING_REFERENCE:
         digest.update(_rows_digest(con, f"reference.{table}").encode())
     return digest.hexdigest()
+
+
+def _model_relation(
+    con: duckdb.DuckDBPyConnection, settings: Settings, qualified: str
+) -> str | None:
+    """The model `qualified` as the last build left it: the warehouse's table on DuckDB, the
+    Parquet files Spark wrote on Spark; None when there is none."""
+    if settings.engine == "spark":
+        from ledger.spark import model_parquet
+
+        files = model_parquet(settings, qualified)
+        return f"read_parquet({literal(files)})" if files else None
+    return qualified if _relation_exists(con, qualified) else None
 
 
 def _state(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
@@ -253,9 +269,11 @@ def _plan(con: duckdb.DuckDBPyConnection, settings: Settings, full_refresh: bool
         why = "first build"
     elif state.get("pending_full") == "yes":
         why = "the last full refresh did not complete"
+    elif state.get("pending_full") == "spark":
+        why = "the last Spark build did not complete"
     elif state["fingerprint"] != fingerprint:
         why = "the dbt project, its vars or the latency budgets changed"
-    elif not all(_relation_exists(con, m) for m in REQUIRED_MODELS):
+    elif not all(_model_relation(con, settings, m) for m in REQUIRED_MODELS):
         why = "models missing"
     for table in ("refresh_sessions", "refresh_weeks", "refresh_dates", "refresh_plan_files"):
         con.execute(f"drop table if exists ops.{table}")
@@ -275,6 +293,9 @@ def _plan(con: duckdb.DuckDBPyConnection, settings: Settings, full_refresh: bool
         files = [p for (p,) in con.execute("select path from ops.refresh_plan_files").fetchall()]
         return RefreshPlan("full", why, files=sorted(files), newest_event_at=newest)
 
+    if settings.engine == "spark":
+        # A Spark refresh rewrites its tables in place: until it commits, the next build is full.
+        _set_state(con, "pending_full", "spark")
     con.execute(
         "create table ops.refresh_plan_files as select path from raw.event_files "
         "where path not in (select path from ops.refreshed_files)"
@@ -290,7 +311,7 @@ def _plan(con: duckdb.DuckDBPyConnection, settings: Settings, full_refresh: bool
     if newest is not None:
         con.execute(
             "insert into ops.refresh_sessions select session_id, 'missing_end' "
-            "from intermediate.int_sessions_resolved "
+            f"from {_model_relation(con, settings, 'intermediate.int_sessions_resolved')} "
             "where is_open and last_event_at < cast(? as timestamp) - to_hours(?)",
             [newest, missing_end_after_hours()],
         )

@@ -10,6 +10,12 @@ ones the manifest `raw.event_files` lists (a file not in the manifest does not e
 and are written once per run under `<home>/spark/sources/<schema>/<table>/`, from one read-only
 snapshot of the warehouse. Every model Spark builds is a Parquet table under
 `<home>/spark/tables/<schema>/<model>/`.
+
+Incremental builds (`ledger.refresh`): the plan's tables (ops.refresh_*) are exported with the
+sources, and so is the list of model tables earlier builds left (`ops/spark_model_tables`), which
+an incremental run registers in Spark's in-memory catalog (dbt/macros/engine/spark_incremental.sql).
+What a refresh rewrote through `<home>/spark/refresh_scratch/` is removed after dbt (and again
+before the next run, should a build have died).
 """
 
 from __future__ import annotations
@@ -39,6 +45,18 @@ EXPORTED_TABLES = (
     "reference.planning_settings",
 )
 
+# The refresh plan of `ledger.refresh.plan_refresh` (exported when the warehouse has it).
+PLAN_TABLES = (
+    "ops.refresh_run",
+    "ops.refresh_sessions",
+    "ops.refresh_dates",
+    "ops.refresh_weeks",
+    "ops.refresh_events",
+)
+
+# The schemas of the models Spark writes as tables.
+MODEL_SCHEMAS = ("intermediate", "marts")
+
 
 def sources_dir(settings: Settings) -> Path:
     return settings.spark_dir / "sources"
@@ -46,6 +64,33 @@ def sources_dir(settings: Settings) -> Path:
 
 def tables_dir(settings: Settings) -> Path:
     return settings.spark_dir / "tables"
+
+
+def scratch_dir(settings: Settings) -> Path:
+    return settings.spark_dir / "refresh_scratch"
+
+
+def remove_refresh_scratch(settings: Settings) -> None:
+    """What a Spark refresh rewrote its tables through (after dbt, and before the next run)."""
+    shutil.rmtree(scratch_dir(settings), ignore_errors=True)
+
+
+def model_tables(settings: Settings) -> dict[str, Path]:
+    """`<schema>.<model>` -> folder of every model table an earlier Spark build wrote."""
+    found = {}
+    for schema in MODEL_SCHEMAS:
+        folder = tables_dir(settings) / schema
+        if folder.is_dir():
+            for table in sorted(p for p in folder.iterdir() if p.is_dir()):
+                if any(table.glob("*.parquet")):
+                    found[f"{schema}.{table.name}"] = table
+    return found
+
+
+def model_parquet(settings: Settings, qualified: str) -> str | None:
+    """The Parquet glob of the model table `<schema>.<model>` Spark wrote, None if there is none."""
+    folder = model_tables(settings).get(qualified)
+    return str(folder / "*.parquet") if folder else None
 
 
 def spark_vars(settings: Settings) -> dict[str, str]:
@@ -57,13 +102,22 @@ def export_sources(settings: Settings) -> None:
     """Write the manifest of raw event files and the small source tables for Spark.
 
     Replaces `<home>/spark/sources` whole: the folder is written beside it and renamed over it.
+    Also removes what an earlier refresh left in `<home>/spark/refresh_scratch`.
     """
+    remove_refresh_scratch(settings)
     target = sources_dir(settings)
     staging = target.with_name(target.name + ".new")
     shutil.rmtree(staging, ignore_errors=True)
     with connect(settings.warehouse_path, read_only=True) as con:
         root = raw_root(con)
-        for table in EXPORTED_TABLES:
+        present = {
+            f"{schema}.{name}"
+            for schema, name in con.execute(
+                "select table_schema, table_name from information_schema.tables "
+                "where table_catalog = current_database() and table_schema = 'ops'"
+            ).fetchall()
+        }
+        for table in EXPORTED_TABLES + tuple(t for t in PLAN_TABLES if t in present):
             schema, name = table.split(".")
             folder = staging / schema / name
             folder.mkdir(parents=True)
@@ -83,6 +137,17 @@ def export_sources(settings: Settings) -> None:
             f"copy (select * from raw.events where false) "
             f"to {literal(str(folder / 'part-0.parquet'))}"
         )
+    folder = staging / "ops" / "spark_model_tables"
+    folder.mkdir(parents=True)
+    with duckdb.connect() as listing:
+        listing.execute(
+            "create table spark_model_tables "
+            "(table_schema varchar, table_name varchar, location varchar)"
+        )
+        rows = [[*name.split("."), str(path)] for name, path in model_tables(settings).items()]
+        if rows:
+            listing.executemany("insert into spark_model_tables values (?, ?, ?)", rows)
+        listing.execute(f"copy spark_model_tables to {literal(str(folder / 'part-0.parquet'))}")
     shutil.rmtree(target, ignore_errors=True)
     staging.rename(target)
 

@@ -1,28 +1,41 @@
 """The same dbt project on Apache Spark (LEDGER_ENGINE=spark), exact to the cent (issue #12).
 
-`spark_built_warehouse` copies the DuckDB warehouse of `ledger_built_warehouse` (its raw Parquet
-layer and reference data: the same events) into a home of its own and runs the pipeline's job on
-it with the Spark engine: dbt-spark's `session` method on a local pyspark (`local[2]`), then the
-publish step, which serves Spark's marts to the readers. One Spark build serves every test here
-(a Spark start alone takes tens of seconds).
+`spark_built_warehouse` lands the events of `ledger_built_warehouse` (the same simulated traffic
+and hand-made sessions, so the same events) in a home of its own in two steps, each followed by the
+pipeline's job with the Spark engine (dbt-spark's `session` method on a local pyspark, `local[2]`,
+then the publish step, which serves Spark's marts to the readers): the first day's files in a full
+build, then the second day's files and the hand-made sessions in an incremental refresh
+(ledger.refresh, dbt/macros/engine/spark_incremental.sql). Every comparison below is therefore of
+an incremental Spark build with DuckDB's full build. One pair of Spark builds serves every test
+here (a Spark start alone takes tens of seconds).
 """
 
 from __future__ import annotations
 
 import json
+import shutil
+from dataclasses import dataclass
 
 import duckdb
 import pytest
-from conftest import LedgerWarehouse, dbt_run_results
+from conftest import (
+    INGEST_TIME,
+    LEDGER_SIMULATION,
+    LedgerWarehouse,
+    dbt_run_results,
+    ledger_hand_made_events,
+)
 from test_ledger_dbt import (
     test_every_session_recomputed_by_hand_matches_the_export_exactly as check_every_session,
 )
 
 from ledger.build import run_build
 from ledger.export import export_session_ledger
+from ledger.ingest import ingest_paths
 from ledger.settings import REPO_ROOT, Settings
+from ledger.simulate import simulate
 from ledger.transform import dbt_run_flags
-from ledger.warehouse import copy_warehouse
+from ledger.warehouse import append_events, connect
 
 
 def test_ledger_engine_selects_the_dbt_target_and_spark_gets_its_folder():
@@ -42,19 +55,41 @@ def test_an_unknown_engine_is_refused_naming_the_variable():
         Settings.from_env({"LEDGER_ENGINE": "flink"})
 
 
+@dataclass(frozen=True)
+class SparkWarehouse(LedgerWarehouse):
+    first_build_results: dict[str, str]  # the first (full) build's `dbt build`
+    refresh_lines: list[str]  # the incremental build's summary
+
+
+# The first of the simulation's two days (LEDGER_SIMULATION); the full build sees only its files.
+FIRST_DAY = "2026-11-15"
+
+
 @pytest.fixture(scope="session")
 def spark_built_warehouse(
     ledger_built_warehouse: LedgerWarehouse, tmp_path_factory: pytest.TempPathFactory
-) -> LedgerWarehouse:
+) -> SparkWarehouse:
     source = ledger_built_warehouse.settings
-    home = tmp_path_factory.mktemp("spark") / "home"
-    home.mkdir()
-    copy_warehouse(source.warehouse_path, home / "warehouse.duckdb")
-    settings = source.model_copy(update={"home": home, "engine": "spark"})
+    root = tmp_path_factory.mktemp("spark")
+    settings = source.model_copy(update={"home": root / "home", "engine": "spark"})
     settings.ensure_dirs()
+    # Files reach the landing folder day by day (the job ingests whatever the folder holds).
+    simulated = root / "simulated"
+    simulate(simulated, bad_row_share=0.0, duplicate_share=0.0, **LEDGER_SIMULATION)
+    days = sorted(p.name for p in simulated.iterdir())
+    assert days[0] == FIRST_DAY and len(days) == 2
+    shutil.copytree(simulated / FIRST_DAY, settings.landing_dir / FIRST_DAY)
+    ingest_paths(settings, [settings.landing_dir], ingest_time=INGEST_TIME)
+    first = run_build(settings)
+    assert first.success, "\n".join(first.lines)
+    first_results = dbt_run_results(settings)
+    shutil.copytree(simulated / days[1], settings.landing_dir / days[1])
+    ingest_paths(settings, [settings.landing_dir], ingest_time=INGEST_TIME)
+    with connect(settings.warehouse_path) as con:
+        append_events(con, ledger_hand_made_events())
     outcome = run_build(settings)
     assert outcome.success, "\n".join(outcome.lines)
-    return LedgerWarehouse(settings, dbt_run_results(settings))
+    return SparkWarehouse(settings, dbt_run_results(settings), first_results, outcome.lines)
 
 
 @pytest.mark.spark
@@ -62,12 +97,28 @@ def spark_built_warehouse(
 def test_spark_build_runs_every_model_unit_test_and_data_test_duckdb_runs(
     spark_built_warehouse, ledger_built_warehouse
 ):
-    spark, duck = spark_built_warehouse.dbt_results, ledger_built_warehouse.dbt_results
-    failed = {node: status for node, status in spark.items() if status not in {"success", "pass"}}
-    assert failed == {}
-    assert set(spark) == set(duck)
-    assert sum(node.startswith("unit_test.") for node in spark) >= 18
-    assert "test.voice_ledger.assert_no_money_column_is_a_float" in spark
+    first, duck = spark_built_warehouse.first_build_results, ledger_built_warehouse.dbt_results
+    refresh = spark_built_warehouse.dbt_results
+    for results in (first, refresh):
+        failed = {n: status for n, status in results.items() if status not in {"success", "pass"}}
+        assert failed == {}
+    assert set(first) == set(duck)
+    assert sum(node.startswith("unit_test.") for node in first) >= 18
+    assert "test.voice_ledger.assert_no_money_column_is_a_float" in first
+    # The refresh runs every model and data test; unit tests run on full builds only.
+    assert set(refresh) == {node for node in duck if not node.startswith("unit_test.")}
+
+
+@pytest.mark.spark
+@pytest.mark.integration
+def test_the_second_spark_build_refreshes_only_what_the_new_files_touch(spark_built_warehouse):
+    # The first build read the first day's files; the second day's files and the hand-made
+    # sessions were refreshed (every comparison below is of this refresh with DuckDB's full build).
+    lines = spark_built_warehouse.refresh_lines
+    assert [line for line in lines if line.startswith("refresh:")] == [
+        "refresh: incremental, 5 new raw files, 40 sessions (40 new_events), 5 dates in 2 ISO "
+        "weeks (2026-11-14 .. 2026-11-18)"
+    ]
 
 
 @pytest.mark.spark
@@ -92,6 +143,20 @@ def test_both_engines_export_the_identical_session_ledger(
 
 # Each job run loads the reference data itself: the load time is the one value that differs.
 RUN_SPECIFIC_COLUMNS = {("dim_reference_meta", "loaded_at")}
+# Landing files are named by absolute path, under each home's own landing folder.
+LANDING_PATH_COLUMNS = {("fct_ingested_files", "path")}
+
+
+def _compared(table: str, listed: list[tuple[str, str]], warehouse: LedgerWarehouse) -> str:
+    """The select list of `table` that the engines must agree on, in `warehouse`'s terms."""
+    landing = str(warehouse.settings.landing_dir) + "/"
+    return ", ".join(
+        f"replace(\"{name}\", '{landing}', '')"
+        if (table, name) in LANDING_PATH_COLUMNS
+        else f'"{name}"'
+        for name, _ in listed
+        if (table, name) not in RUN_SPECIFIC_COLUMNS
+    )
 
 
 def _kind(data_type: str) -> str:
@@ -140,14 +205,13 @@ def test_spark_publishes_every_mart_with_duckdbs_columns_and_rows(
         assert spark_columns == duck_columns
         differences = {}
         for table, listed in duck_columns.items():
-            names = ", ".join(
-                f'"{name}"' for name, _ in listed if (table, name) not in RUN_SPECIFIC_COLUMNS
-            )
+            duck = _compared(table, listed, ledger_built_warehouse)
+            spark = _compared(table, listed, spark_built_warehouse)
             only = con.execute(
-                f"select count(*) from ((select {names} from duck.marts.{table} "
-                f"except all select {names} from spark.marts.{table}) union all "
-                f"(select {names} from spark.marts.{table} "
-                f"except all select {names} from duck.marts.{table}))"
+                f"select count(*) from ((select {duck} from duck.marts.{table} "
+                f"except all select {spark} from spark.marts.{table}) union all "
+                f"(select {spark} from spark.marts.{table} "
+                f"except all select {duck} from duck.marts.{table}))"
             ).fetchone()[0]
             rows = con.execute(f"select count(*) from duck.marts.{table}").fetchone()[0]
             if only:

@@ -90,9 +90,8 @@ def build_dbt_assets(manifest: Path) -> AssetsDefinition:
         settings = warehouse.settings()
         settings.home.mkdir(parents=True, exist_ok=True)
         prepare_engine(settings)
-        # A Spark session keeps its tables in memory only: every Spark build is a full build.
         with warehouse.connect(read_only=True) as con:
-            incremental = settings.engine != "spark" and refresh_mode(con) == "incremental"
+            incremental = refresh_mode(con) == "incremental"
         spawning_dbt()
         invocation = dbt.cli(
             dbt_build_args(settings, incremental=incremental),
@@ -100,6 +99,10 @@ def build_dbt_assets(manifest: Path) -> AssetsDefinition:
             target_path=settings.dbt_target_dir,
         )
         yield from invocation.stream()
+        if settings.engine == "spark":
+            from ledger.spark import remove_refresh_scratch
+
+            remove_refresh_scratch(settings)
 
     return ledger_dbt_models
 

@@ -36,7 +36,7 @@
 {#- The refresh weeks as literals, read once at execution, so scans can be pruned on the date. -#}
 {% macro refresh_week_literals() -%}
     {%- if execute and is_refresh_run() -%}
-        {%- set rows = run_query('select cast(week_start as varchar) from ops.refresh_weeks order by 1') -%}
+        {%- set rows = run_query('select cast(week_start as string) from ops.refresh_weeks order by 1') -%}
         {%- set weeks = rows.columns[0].values() | list -%}
     {%- else -%}
         {%- set weeks = [] -%}
@@ -86,19 +86,29 @@
 
 {#- The custom incremental strategy `refresh`: delete every row of the refreshed keys (also keys
     that produce no row any more, so a session or week that moved leaves nothing behind), then
-    insert what this run computed. -#}
+    insert what this run computed. Dispatched: Spark's Parquet tables take no DELETE
+    (engine/spark_incremental.sql). -#}
 {% macro get_incremental_refresh_sql(arg_dict) -%}
-    {%- set target = arg_dict['target_relation'] -%}
-    {%- set source = arg_dict['temp_relation'] -%}
-    {%- set key = arg_dict['unique_key'] -%}
+    {{ return(adapter.dispatch('get_incremental_refresh_sql')(arg_dict)) }}
+{%- endmacro %}
+
+{#- The condition on a model's rows that a refresh replaces: its `unique_key` ending in
+    'session_id' by session, else a date expression by ISO week; or the model's `refresh_also`. -#}
+{% macro refresh_replaced_condition(key) -%}
     {%- set also = config.get('refresh_also') -%}
-    {%- set columns = get_quoted_csv(arg_dict['dest_columns'] | map(attribute='name')) -%}
     {%- if key.endswith('session_id') -%}
         {%- set condition = refresh_condition(key, 'session') -%}
     {%- else -%}
         {%- set condition = refresh_condition(key, 'week') -%}
     {%- endif -%}
-    delete from {{ target }} where {{ condition }}{% if also %} or ({{ also }}){% endif %};
+    {{ condition }}{% if also %} or ({{ also }}){% endif %}
+{%- endmacro %}
+
+{% macro default__get_incremental_refresh_sql(arg_dict) -%}
+    {%- set target = arg_dict['target_relation'] -%}
+    {%- set source = arg_dict['temp_relation'] -%}
+    {%- set columns = get_quoted_csv(arg_dict['dest_columns'] | map(attribute='name')) -%}
+    delete from {{ target }} where {{ refresh_replaced_condition(arg_dict['unique_key']) }};
     insert into {{ target }} ({{ columns }}) select {{ columns }} from {{ source }};
 {%- endmacro %}
 

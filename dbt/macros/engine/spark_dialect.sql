@@ -72,7 +72,9 @@
 {#-
     on-run-start: the sources under the names the models use (raw.*, reference.*), over the files
     `ledger.spark.export_sources` wrote; raw.events is a view over exactly the Parquet files the
-    manifest raw.event_files lists, read in place (with no file: over an empty file of its schema). Nothing on DuckDB, whose warehouse has them.
+    manifest raw.event_files lists, read in place (with no file: over an empty file of its schema).
+    On an incremental run also the refresh plan (ops.*) and the incremental models' tables
+    (engine/spark_incremental.sql). Nothing on DuckDB, whose warehouse has them.
 -#}
 {% macro register_sources() -%}
     {{ return(adapter.dispatch('register_sources')()) }}
@@ -107,5 +109,16 @@
         {%- set location = sources ~ '/raw/events_schema' -%}
     {%- endif -%}
     {%- do run_query('create or replace view raw.events as select * from parquet.`' ~ location ~ '`') -%}
+    {#- An incremental run: the refresh plan (ledger.refresh) and the tables earlier builds left. -#}
+    {%- if is_refresh_run() -%}
+        {%- do run_query('create database if not exists ops') -%}
+        {%- for table in ['ops.refresh_run', 'ops.refresh_sessions', 'ops.refresh_dates',
+                          'ops.refresh_weeks', 'ops.refresh_events'] -%}
+            {%- do run_query('drop table if exists ' ~ table) -%}
+            {%- do run_query('create table ' ~ table ~ " using parquet location '" ~ sources ~ '/'
+                             ~ table.replace('.', '/') ~ "'") -%}
+        {%- endfor -%}
+        {%- do register_model_tables() -%}
+    {%- endif -%}
     select 1
 {%- endmacro %}
