@@ -154,12 +154,14 @@
     where table_catalog = current_database()
 {%- endmacro %}
 
-{#- Spark has no information_schema: the catalog's tables of the project's schemas, described. -#}
+{#- Spark has no information_schema: the catalog's tables of the project's schemas, described.
+    `show tables` also lists the session's temporary views (an incremental run's `__dbt_tmp`
+    ones, namespace ''): those are left out. -#}
 {% macro spark__warehouse_columns() -%}
     {%- set rows = [] -%}
     {%- if execute -%}
         {%- for schema in ['raw', 'reference', 'staging', 'intermediate', 'marts'] -%}
-            {%- for table in run_query('show tables in ' ~ schema).rows -%}
+            {%- for table in run_query('show tables in ' ~ schema).rows if table[0] == schema -%}
                 {%- set relation = api.Relation.create(schema=schema, identifier=table[1]) -%}
                 {%- for column in adapter.get_columns_in_relation(relation) -%}
                     {%- set kind = column.dtype | upper -%}
