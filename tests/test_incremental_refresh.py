@@ -179,6 +179,9 @@ def test_file_by_file_builds_equal_one_full_refresh(
         assert con.execute(
             "select is_open from marts.fct_session_ledger where session_id = ?", [watermark]
         ).fetchone() == (True,)
+        boundary_hours = _boundary_hours(con, tenant)
+    # Both sessions of week 44 reach the hours of business week 45, up to Monday 00:00 UTC's.
+    assert {(h.day, h.hour) for h, _peak in boundary_hours} >= {(1, 16), (2, 0)}
 
     # The end of a week-46 session a file later, a duplicate and a conflict, day 2's traffic.
     _write(landing / "2.jsonl", [*ends(late_end), first[3], conflict, *second, *tuesday])
@@ -199,6 +202,10 @@ def test_file_by_file_builds_equal_one_full_refresh(
         weeks = con.execute("select week_start from ops.refresh_weeks order by 1").fetchall()
     # Week 45 is refreshed, week 44 (where the boundary sessions start) is not.
     assert weeks == [(date(2026, 11, 2),), (date(2026, 11, 9),), (date(2026, 11, 16),)]
+    # Recomputing week 45 kept the level the week-44 sessions carry into it (the Tuesday session
+    # overlaps neither).
+    with connect(settings.warehouse_path, read_only=True) as con:
+        assert _boundary_hours(con, tenant) == boundary_hours
     # Only the sessions with new events and the one the watermark closed were recomputed.
     new_sessions = {e["session_id"] for e in [*ends(late_end), first[3], *second, *tuesday]}
     assert reasons == {
@@ -261,6 +268,15 @@ def test_file_by_file_builds_equal_one_full_refresh(
         assert incremental[table] == rows, table
         assert published[table] == rows, table
     assert len(full["fct_session_ledger"]) == len(by_session)
+
+
+def _boundary_hours(con: duckdb.DuckDBPyConnection, tenant: str) -> list[tuple]:
+    """The tenant's hourly peak concurrency before the Tuesday session (2026-11-03 UTC)."""
+    return con.execute(
+        "select hour_start_at, peak_concurrent_sessions from marts.fct_capacity_tenant_hourly "
+        "where tenant_id = ? and hour_start_at < '2026-11-03' order by 1",
+        [tenant],
+    ).fetchall()
 
 
 def _parquet_files(settings: Settings) -> int:
