@@ -13,6 +13,7 @@ refresh takes at most 1.3x the 30-day one.
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import time
 from datetime import date, timedelta
@@ -94,17 +95,46 @@ def timed_refresh(settings: Settings, base: Path, folder: Path) -> tuple[float, 
     return seconds, outcome.lines
 
 
-def run(sessions_per_day: int, tenants: int, repeats: int = 2) -> dict[str, float]:
+def node_seconds(settings: Settings) -> dict[str, float]:
+    """Each dbt node's execution time in the home's last dbt invocation (its run_results.json)."""
+    found = sorted(
+        settings.dbt_target_dir.rglob("run_results.json"), key=lambda p: p.stat().st_mtime
+    )
+    if not found:
+        return {}
+    results = json.loads(found[-1].read_text())["results"]
+    return {r["unique_id"].split(".", 2)[-1]: float(r["execution_time"]) for r in results}
+
+
+def _slowest_nodes(timings: dict[int, dict[str, float]], top: int) -> None:
+    """The nodes of the last refresh that took longest on the longest history, both histories
+    side by side: what still grows with history."""
+    longest, shortest = max(timings), min(timings)
+    ranked = sorted(timings[longest], key=lambda n: -timings[longest][n])[:top]
+    print(f"slowest dbt nodes of a refresh ({shortest} days -> {longest} days):")
+    for node in ranked:
+        before = timings[shortest].get(node)
+        was = f"{before:.2f}s" if before is not None else "-"
+        print(f"  {node:<70} {was:>7} -> {timings[longest][node]:.2f}s")
+    for days in (shortest, longest):
+        print(f"  all nodes on {days} days: {sum(timings[days].values()):.1f}s")
+
+
+def run(
+    sessions_per_day: int, tenants: int, repeats: int = 2, top_nodes: int = 12
+) -> dict[str, float]:
     """The median of `repeats` timed refreshes per history, alternating the two histories so
     that a shared machine's load falls on both alike."""
     folder = _simulated_days(sessions_per_day, tenants)
     homes = {days: _history_home(folder, days) for days in HISTORIES}
     timings: dict[int, list[float]] = {days: [] for days in HISTORIES}
+    nodes: dict[int, dict[str, float]] = {}
     for _ in range(repeats):
         for days in HISTORIES:
             settings, base, _events = homes[days]
             seconds, lines = timed_refresh(settings, base, folder)
             timings[days].append(seconds)
+            nodes[days] = node_seconds(settings)
             for line in lines:
                 if line.startswith("refresh:"):
                     print(f"  {days} days: {line}")
@@ -120,6 +150,8 @@ def run(sessions_per_day: int, tenants: int, repeats: int = 2) -> dict[str, floa
     ratio = figures["refresh_365d_seconds"] / figures["refresh_30d_seconds"]
     print(f"refresh 365d / 30d = {ratio:.2f}x (goal: <= 1.3x)")
     figures["refresh_ratio"] = round(ratio, 2)
+    if top_nodes and all(nodes.values()):
+        _slowest_nodes(nodes, top_nodes)
     return figures
 
 
@@ -128,8 +160,11 @@ def main() -> None:
     parser.add_argument("--sessions-per-day", type=int, default=2)
     parser.add_argument("--tenants", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument(
+        "--top-nodes", type=int, default=12, help="list this many of the slowest dbt nodes"
+    )
     args = parser.parse_args()
-    run(args.sessions_per_day, args.tenants, args.repeats)
+    run(args.sessions_per_day, args.tenants, args.repeats, args.top_nodes)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,12 @@ Publishing costs what changed, not the size of the marts:
 - a part's content is summarised in DuckDB by its row count and the sum of its rows' hashes (with
   the table's column names and types); a part whose summary equals the one the current published
   file records is reused as it is, only the others are written again;
+- after an incremental build only the parts that build could have changed are summarised: for a
+  mart dbt refreshes incrementally (dbt's manifest), the ISO weeks of the refresh plan
+  (`ops.refresh_weeks`; with a week either side when the table's part column is not its refresh
+  key, since a row's dates lie at most a day apart) and the part of rows without a date; its other
+  parts are the ones already published. Every other table, and every table after a full build,
+  is summarised whole;
 - the published file itself (`boards.duckdb`) holds the views `marts.<table>` over the current
   parts and the `publication` row; each view's comment lists its parts with their summaries
   (JSON), so the file names nothing but the marts and the publication. It is built under a
@@ -31,7 +37,7 @@ import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import duckdb
@@ -63,6 +69,8 @@ class PublishResult:
     parts_reused: int = 0
     parts_removed: int = 0
     leftovers_removed: int = 0
+    # Tables whose parts were all summarised (the others: only the refreshed weeks' parts).
+    tables_summarised_whole: int = 0
 
 
 @dataclass(frozen=True)
@@ -102,15 +110,106 @@ def _columns(con: duckdb.DuckDBPyConnection, table: str) -> list[tuple[str, str]
     ).fetchall()
 
 
-def _part_expression(columns: list[tuple[str, str]], rows: int, whole_below: int) -> str:
-    """SQL naming the part of each row of a table: its ISO week, or one part for all of it."""
+def _part_column(columns: list[tuple[str, str]], rows: int, whole_below: int) -> str | None:
+    """The date column whose ISO week names the part of each row (None: one part for all)."""
     if rows < whole_below:
-        return literal(WHOLE)
+        return None
     dates = {name for name, kind in columns if kind == "DATE"}
-    for name in PART_DATE_COLUMNS:
-        if name in dates:
-            return f"coalesce(strftime({_quote(name)}, '%G-W%V'), 'none')"
-    return literal(WHOLE)
+    return next((name for name in PART_DATE_COLUMNS if name in dates), None)
+
+
+def _part_expression(column: str | None) -> str:
+    """SQL naming the part of each row of a table: its ISO week, or one part for all of it."""
+    if column is None:
+        return literal(WHOLE)
+    return f"coalesce(strftime({_quote(column)}, '%G-W%V'), 'none')"
+
+
+def _week_label(monday: date) -> str:
+    year, week, _ = monday.isocalendar()
+    return f"{year}-W{week:02d}"
+
+
+def _parts_filter(column: str, parts: set[str]) -> str:
+    """A condition that keeps the rows of `parts` of a table split by `column`, as ranges of the
+    column (so that DuckDB can skip the row groups outside them) and the part names."""
+    ranges = []
+    for part in sorted(parts - {"none"}):
+        year, week = part.split("-W")
+        monday = date.fromisocalendar(int(year), int(week), 1)
+        ranges.append(
+            f"({_quote(column)} >= {literal(monday)} "
+            f"and {_quote(column)} < {literal(monday + timedelta(days=7))})"
+        )
+    if "none" in parts:
+        ranges.append(f"{_quote(column)} is null")
+    return "(" + (" or ".join(ranges) or "false") + ")"
+
+
+@dataclass(frozen=True)
+class RefreshedWeeks:
+    """What an incremental build could have changed in the marts (`refreshed_weeks`)."""
+
+    keys: dict[str, str]  # incremental mart -> its refresh key (session_id or a date column)
+    weeks: frozenset[str]  # the plan's ISO weeks, and the part of rows without a date
+    around: frozenset[str]  # the same with a week either side
+
+    def parts(self, table: str, column: str | None) -> set[str] | None:
+        """The parts of `table`, split by `column`, that may have changed (None: any)."""
+        key = self.keys.get(table)
+        if key is None or column is None:
+            return None
+        return set(self.weeks if key.endswith("session_id") or key == column else self.around)
+
+
+def refreshed_weeks(con: duckdb.DuckDBPyConnection, settings: Settings) -> RefreshedWeeks | None:
+    """After an incremental build: which parts of which marts it could have changed; None after a
+    full build, on Spark (every Spark build is full), or when the plan or dbt's manifest of the
+    build is missing (then every table is summarised whole).
+
+    A refresh replaces the rows of the refreshed sessions and of the refreshed ISO weeks (by the
+    model's date key, `dbt/macros/incremental_refresh.sql`). Every date of a refreshed session
+    lies in the plan's dates (its events' UTC dates, a day either side), so in its weeks; another
+    date column of a date-keyed model lies at most a day from the key, so in those weeks or the
+    ones either side."""
+    if settings.engine != "duckdb":
+        return None
+    manifest_path = settings.dbt_target_dir / "manifest.json"
+    [(found,)] = con.execute(
+        "select count(*) from duckdb_tables() where database_name = 'warehouse' "
+        "and schema_name = 'ops' and table_name in ('refresh_run', 'refresh_weeks')"
+    ).fetchall()
+    if found != 2 or not manifest_path.exists():
+        return None
+    [(mode,)] = con.execute("select any_value(mode) from warehouse.ops.refresh_run").fetchall()
+    if mode != "incremental":
+        return None
+    mondays = [
+        monday
+        for (monday,) in con.execute(
+            "select distinct week_start from warehouse.ops.refresh_weeks"
+        ).fetchall()
+    ]
+    try:
+        nodes = list(json.loads(manifest_path.read_text())["nodes"].values())
+    except (OSError, ValueError, KeyError, AttributeError):
+        return None
+    keys = {}
+    for node in nodes:
+        config = node.get("config") or {}
+        key = config.get("unique_key")
+        if (
+            node.get("resource_type") == "model"
+            and node.get("schema") == PUBLISHED_SCHEMA
+            and config.get("materialized") == "incremental"
+            and isinstance(key, str)
+        ):
+            keys[node.get("alias") or node["name"]] = key
+    weeks = {_week_label(monday) for monday in mondays} | {"none"}
+    around = weeks | {
+        _week_label(monday + timedelta(days=shift)) for monday in mondays for shift in (-7, 7)
+    }
+    return RefreshedWeeks(keys, frozenset(weeks), frozenset(around))
 
 
 @contextmanager
@@ -202,18 +301,21 @@ def _parts_comment(columns: str, parts: list[Part]) -> str:
 
 
 def _summaries(
-    con: duckdb.DuckDBPyConnection, table: str, columns: list[tuple[str, str]], whole_below: int
-) -> tuple[str, dict[str, tuple[int, str]]]:
-    """The part expression of `table` and each part's (rows, checksum), computed in DuckDB."""
+    con: duckdb.DuckDBPyConnection,
+    table: str,
+    column: str | None,
+    only: set[str] | None = None,
+) -> dict[str, tuple[int, str]]:
+    """Each part's (rows, checksum) of `table` split by `column`, computed in DuckDB: every part,
+    or the parts `only`."""
     source = f"warehouse.{PUBLISHED_SCHEMA}.{_quote(table)}"
-    [(rows,)] = con.execute(f"select count(*) from {source}").fetchall()
-    expression = _part_expression(columns, rows, whole_below)
+    where = "" if only is None or column is None else f" where {_parts_filter(column, only)}"
     summaries = con.execute(
-        f"select {expression} as part, count(*), cast(sum(hash(t)) as varchar) "
-        f"from {source} t group by all"
+        f"select {_part_expression(column)} as part, count(*), cast(sum(hash(t)) as varchar) "
+        f"from {source} t{where} group by all"
     ).fetchall()
     # (Grouping an empty table by a constant still gives one group, of no rows: not a part.)
-    return expression, {part: (n, checksum) for part, n, checksum in summaries if n}
+    return {part: (n, checksum) for part, n, checksum in summaries if n}
 
 
 def _fsync(path: Path) -> None:
@@ -228,7 +330,7 @@ def _write_parts(
     con: duckdb.DuckDBPyConnection,
     table: str,
     columns: list[tuple[str, str]],
-    expression: str,
+    column: str | None,
     wanted: list[str],
     staging: Path,
     parts: Path,
@@ -244,10 +346,11 @@ def _write_parts(
     )
     folder = staging / table
     folder.mkdir(parents=True, exist_ok=True)
-    listed = ", ".join(literal(part) for part in wanted)
+    expression = _part_expression(column)
+    where = "true" if column is None else _parts_filter(column, set(wanted))
     con.execute(
         f"copy (select {projection}, {expression} as __ledger_part from {source} "
-        f"where {expression} in ({listed})) to {literal(str(folder))} "
+        f"where {where}) to {literal(str(folder))} "
         "(format parquet, compression zstd, partition_by (__ledger_part), overwrite_or_ignore)"
     )
     written: dict[str, tuple[str, ...]] = {}
@@ -301,14 +404,32 @@ def _spark_marts_as_warehouse(con: duckdb.DuckDBPyConnection, settings: Settings
         con.execute(f"create view warehouse.{table} as {select}")
 
 
-def publish(settings: Settings, *, whole_below: int = WHOLE_BELOW) -> PublishResult:
+def _newest_event_sql(con: duckdb.DuckDBPyConnection) -> str:
+    """The newest event and the number of events: from the manifest of raw files, which records
+    each file's rows and newest event, rather than a read of every event."""
+    [(manifest,)] = con.execute(
+        "select count(*) from duckdb_tables() where database_name = 'warehouse' "
+        "and schema_name = 'raw' and table_name = 'event_files'"
+    ).fetchall()
+    if manifest:
+        return (
+            "select max(max_occurred_at), cast(coalesce(sum(rows), 0) as bigint) "
+            "from warehouse.raw.event_files"
+        )
+    return "select max(occurred_at), count(*) from warehouse.raw.events"
+
+
+def publish(settings: Settings, *, whole_below: int | None = None) -> PublishResult:
     """Publish the warehouse's marts: rewrite the parts that changed, reuse the others, and
-    atomically replace the published file with one whose views name the current parts."""
+    atomically replace the published file with one whose views name the current parts.
+    `whole_below`: tables with fewer rows are one part (default `WHOLE_BELOW`)."""
     target = settings.published_path
     target.parent.mkdir(parents=True, exist_ok=True)
     with _publish_lock(target.parent):
         leftovers = remove_leftovers(settings)
-        return _publish(settings, whole_below, len(leftovers))
+        return _publish(
+            settings, WHOLE_BELOW if whole_below is None else whole_below, len(leftovers)
+        )
 
 
 def _publish(settings: Settings, whole_below: int, leftovers: int) -> PublishResult:
@@ -327,6 +448,7 @@ def _publish(settings: Settings, whole_below: int, leftovers: int) -> PublishRes
     }
     current: list[Part] = []
     written = reused = 0
+    summarised: dict[str, str] = {}  # table -> 'whole' or 'refreshed weeks'
     with duckdb.connect() as con:
         con.execute("set TimeZone = 'UTC'")
         if settings.engine == "spark":
@@ -336,11 +458,33 @@ def _publish(settings: Settings, whole_below: int, leftovers: int) -> PublishRes
         con.execute(f"attach {literal(str(staging_db))} as published")
         try:
             tables = _tables(con)
+            refreshed = refreshed_weeks(con, settings)
             con.execute(f"create schema published.{PUBLISHED_SCHEMA}")
             for table in tables:
                 columns = _columns(con, table)
                 schema = ", ".join(f"{name} {kind}" for name, kind in columns)
-                expression, summaries = _summaries(con, table, columns, whole_below)
+                [(rows,)] = con.execute(
+                    f"select count(*) from warehouse.{PUBLISHED_SCHEMA}.{_quote(table)}"
+                ).fetchall()
+                column = _part_column(columns, rows, whole_below)
+                only = refreshed.parts(table, column) if refreshed else None
+                # The parts the build left alone are the published ones, if all of them are there
+                # (split by week, of the same columns).
+                before = [p for p in previous if p.table_name == table]
+                if only is not None and not (
+                    before
+                    and all(
+                        (table, p.part) in reusable and p.part != WHOLE and p.columns == schema
+                        for p in before
+                    )
+                ):
+                    only = None
+                summaries = _summaries(con, table, column, only)
+                if only is not None:
+                    for p in before:
+                        if p.part not in only:
+                            summaries[p.part] = (p.rows, p.checksum)
+                summarised[table] = "whole" if only is None else "refreshed weeks"
                 keep: dict[str, Part] = {}
                 for part, (rows, checksum) in summaries.items():
                     old = reusable.get((table, part))
@@ -348,9 +492,7 @@ def _publish(settings: Settings, whole_below: int, leftovers: int) -> PublishRes
                         keep[part] = old
                 wanted = sorted(set(summaries) - set(keep))
                 files = (
-                    _write_parts(
-                        con, table, columns, expression, wanted, staging, parts, generation
-                    )
+                    _write_parts(con, table, columns, column, wanted, staging, parts, generation)
                     if wanted
                     else {}
                 )
@@ -368,9 +510,7 @@ def _publish(settings: Settings, whole_below: int, leftovers: int) -> PublishRes
                     + _view_sql(con, table, columns, [f for p in mine for f in p.files])
                 )
                 con.execute(f"comment on view {view} is {literal(_parts_comment(schema, mine))}")
-            newest = con.execute(
-                "select max(occurred_at), count(*) from warehouse.raw.events"
-            ).fetchone()
+            newest = con.execute(_newest_event_sql(con)).fetchone()
             con.execute(
                 "create table published.main.publication as select "
                 "cast(? as timestamp) as published_at, cast(? as timestamp) as newest_event_at, "
@@ -393,7 +533,14 @@ def _publish(settings: Settings, whole_below: int, leftovers: int) -> PublishRes
     _fsync(target.parent)
     removed = _remove_unreferenced(parts, current, previous)
     return PublishResult(
-        str(target), len(tables), published_at, written, reused, removed, leftovers
+        str(target),
+        len(tables),
+        published_at,
+        written,
+        reused,
+        removed,
+        leftovers,
+        sum(1 for how in summarised.values() if how == "whole"),
     )
 
 

@@ -98,6 +98,25 @@
     )
 {%- endmacro %}
 
+{#- One row per UTC day that [valid_from, valid_to) touches: the start (midnight) of each such day. -#}
+{% macro day_starts(valid_from, valid_to) -%}
+    {{ return(adapter.dispatch('day_starts')(valid_from, valid_to)) }}
+{%- endmacro %}
+
+{% macro default__day_starts(valid_from, valid_to) -%}
+    unnest(range(date_trunc('day', {{ valid_from }}), {{ valid_to }}, interval 1 day))
+{%- endmacro %}
+
+{% macro spark__day_starts(valid_from, valid_to) -%}
+    explode(
+        sequence(
+            date_trunc('day', {{ valid_from }}),
+            {{ valid_to }} - interval 1 microsecond,
+            interval 1 day
+        )
+    )
+{%- endmacro %}
+
 {#- `union all` of two selects matched by column name. -#}
 {% macro union_all_by_name() -%}
     {{ return(adapter.dispatch('union_all_by_name')()) }}

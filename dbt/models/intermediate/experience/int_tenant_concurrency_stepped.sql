@@ -1,15 +1,23 @@
+{{ config(materialized='incremental', unique_key='step_date') }}
 {#-
     Concurrent sessions per tenant as a step function: one row per interval in which the number of
-    active sessions is constant (SPEC 6: ASR/TTS pools scale on concurrent paths).
+    active sessions is constant (SPEC 6: ASR/TTS pools scale on concurrent paths), cut at every
+    UTC midnight so that each row lies on one UTC date (`step_date`).
 
     A session occupies [started_at, ended_at): one that ends at the instant another starts does
     not overlap it. A session still open occupies up to its last event (what is known so far).
     Sessions of zero length occupy no time and are left out.
+
+    Incremental refresh: the rows of the refreshed ISO weeks (by step_date) are recomputed from
+    every session that overlaps them, also one that started in an earlier week and carries its
+    level in; the steps of other weeks stay. A step changes only where a refreshed session lies,
+    and the refresh weeks cover its events' UTC dates a day either side.
 -#}
 with
 
 sessions as (
     select * from {{ ref('int_sessions_resolved') }}
+    {{ refresh_overlap_filter('started_at', 'coalesce(ended_at, last_event_at)') }}
 ),
 
 intervals as (
@@ -64,7 +72,7 @@ levels as (
     from net_changes
 ),
 
-final as (
+steps as (
     select
         tenant_id,
         valid_from,
@@ -73,6 +81,27 @@ final as (
     from levels
     where valid_to is not null
         and concurrent_sessions > 0
+),
+
+-- A step that crosses UTC midnight is cut there: one row per UTC date it touches.
+step_days as (
+    select
+        tenant_id,
+        valid_from,
+        valid_to,
+        concurrent_sessions,
+        {{ day_starts('valid_from', 'valid_to') }} as day_start_at,
+    from steps
+),
+
+final as (
+    select
+        tenant_id,
+        cast(day_start_at as date) as step_date,
+        greatest(valid_from, day_start_at) as valid_from,
+        least(valid_to, day_start_at + interval 1 day) as valid_to,
+        concurrent_sessions,
+    from step_days
 )
 
-select * from final
+select * from final {{ refresh_filter('step_date', 'week') }}

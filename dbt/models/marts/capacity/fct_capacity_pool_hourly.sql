@@ -1,3 +1,4 @@
+{{ config(materialized='incremental', unique_key='business_date') }}
 {#-
     What each shared pool scales on, per UTC hour, per tenant (scope 'tenant') and for all tenants
     together (scope 'overall', tenant_id NULL) (SPEC 11, seed 8.2):
@@ -9,15 +10,20 @@
       - ASR/TTS pools: concurrent sessions (paths), peak and P95, from fct_capacity_tenant_hourly
         (tenant scope only: peaks of tenants do not add up, so the overall row leaves them NULL).
     Rates are DOUBLE (load, not money), rounded to 6 places; quantiles are linear interpolation.
+
+    Incremental refresh: the hours of the refreshed ISO weeks (by business date) are recomputed
+    from the minutes and concurrency hours around them (both complete by then).
 -#}
 with
 
 minutes as (
     select * from {{ ref('int_pool_load_minutely') }}
+    {{ refresh_overlap_filter('minute_start_at', 'minute_start_at') }}
 ),
 
 concurrency as (
     select * from {{ ref('fct_capacity_tenant_hourly') }}
+    {{ refresh_overlap_filter('hour_start_at', 'hour_start_at') }}
 ),
 
 scoped_minutes as (
@@ -135,4 +141,4 @@ final as (
         and hourly.hour_start_at = concurrency.hour_start_at
 )
 
-select * from final
+select * from final {{ refresh_filter('business_date', 'week') }}
