@@ -236,3 +236,55 @@ def test_the_weekly_review_and_the_alerts_leave_replays_out(replayed) -> None:
         f"{summary.copies} replayed sessions (`ledger replay` copies) are excluded from every "
         "figure.",
     ]
+
+
+def test_the_boards_leave_replays_out_unless_the_sidebar_includes_them(
+    replayed, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    from dashboards.formatting import money
+    from ledger.settings import REPO_ROOT
+
+    original, settings, summary, _ = replayed
+    day_sql = (
+        "select count(*), sum(revenue), sum(total_cost) from marts.fct_session_ledger "
+        f"where business_date = '{DAY}' and {{}}"
+    )
+    [(sessions, revenue, cost)] = rows(original.published_path, day_sql.format("true"))
+    [(copies, copy_revenue, copy_cost)] = rows(settings.published_path, day_sql.format("is_replay"))
+    assert (copies, copy_revenue) == (summary.copies, Decimal(0))
+
+    def overview(home: Settings, include_replays: bool) -> AppTest:
+        monkeypatch.setenv("LEDGER_HOME", str(home.home))
+        monkeypatch.setenv("LEDGER_REFERENCE_DIR", str(home.reference_dir))
+        at = AppTest.from_file(str(REPO_ROOT / "dashboards" / "app.py"), default_timeout=60).run()
+        at.date_input(key="filter_dates").set_value((DAY, DAY)).run()
+        at.toggle(key="filter_include_replays").set_value(include_replays).run()
+        at.switch_page("app_pages/overview.py").run()
+        assert not at.exception, [e.value for e in at.exception]
+        return at
+
+    def shown(at: AppTest) -> dict[str, str]:
+        return {m.label: m.value for m in at.metric}
+
+    def captions(at: AppTest) -> str:
+        return " ".join(c.value for c in at.caption)
+
+    recorded = overview(original, include_replays=False)
+    default = overview(settings, include_replays=False)
+    assert shown(default) == shown(recorded)
+    assert shown(default)["Sessions"] == f"{sessions:,}"
+    assert shown(default)["Revenue"] == money(revenue, "CNY")
+    assert shown(default)["Cost"] == money(cost, "CNY")
+    note = f"{summary.copies} replayed sessions (`ledger replay` copies) excluded from every figure"
+    assert note in captions(default)
+    assert "replayed" not in captions(recorded)
+
+    included = overview(settings, include_replays=True)
+    assert shown(included)["Sessions"] == f"{sessions + summary.copies:,}"
+    assert shown(included)["Revenue"] == money(revenue, "CNY")  # copies are never revenue
+    assert shown(included)["Cost"] == money(cost + copy_cost, "CNY")
+    assert shown(included)["Gross margin"] == money(revenue - cost - copy_cost, "CNY")
+    assert note not in captions(included)
+    assert "replayed sessions included" in captions(included)
