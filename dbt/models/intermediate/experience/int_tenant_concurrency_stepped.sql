@@ -1,6 +1,9 @@
 {#-
     Concurrent sessions per tenant as a step function: one row per interval in which the number of
-    active sessions is constant (SPEC 6: ASR/TTS pools scale on concurrent paths).
+    active sessions is constant (SPEC 6 and 11), for every pipeline together (pipeline NULL) and
+    for each pipeline apart (`cascade` sessions hold ASR and TTS paths; an end-to-end `realtime`
+    session holds neither; `unknown` has no session.started). Concurrent sessions of different
+    pipelines do not add up to a peak, so each is its own step function.
 
     A session occupies [started_at, ended_at): one that ends at the instant another starts does
     not overlap it. A session still open occupies up to its last event (what is known so far).
@@ -15,6 +18,7 @@ sessions as (
 intervals as (
     select
         tenant_id,
+        pipeline,
         session_id,
         started_at,
         coalesce(ended_at, last_event_at) as ended_at,
@@ -25,6 +29,7 @@ intervals as (
 changes as (
     select
         tenant_id,
+        pipeline,
         started_at as changed_at,
         1 as delta,
     from intervals
@@ -33,9 +38,24 @@ changes as (
 
     select
         tenant_id,
+        pipeline,
         ended_at as changed_at,
         -1 as delta,
     from intervals
+),
+
+-- Each change counts for its own pipeline and for all pipelines together (pipeline NULL).
+scoped_changes as (
+    select * from changes
+
+    union all
+
+    select
+        tenant_id,
+        null as pipeline,
+        changed_at,
+        delta,
+    from changes
 ),
 
 -- Ends and starts at the same instant net out before the level is read; an instant where they
@@ -43,21 +63,23 @@ changes as (
 net_changes as (
     select
         tenant_id,
+        pipeline,
         changed_at,
         sum(delta) as delta,
-    from changes
-    group by tenant_id, changed_at
+    from scoped_changes
+    group by tenant_id, pipeline, changed_at
     having sum(delta) <> 0
 ),
 
 levels as (
     select
         tenant_id,
+        pipeline,
         changed_at as valid_from,
-        lead(changed_at) over (partition by tenant_id order by changed_at) as valid_to,
+        lead(changed_at) over (partition by tenant_id, pipeline order by changed_at) as valid_to,
         cast(
             sum(delta) over (
-                partition by tenant_id order by changed_at
+                partition by tenant_id, pipeline order by changed_at
                 rows between unbounded preceding and current row
             ) as integer
         ) as concurrent_sessions,
@@ -67,6 +89,7 @@ levels as (
 final as (
     select
         tenant_id,
+        pipeline,
         valid_from,
         valid_to,
         concurrent_sessions,
