@@ -165,8 +165,9 @@ def replay_note(context: PageContext) -> str | None:
     if not replays or context.filters.include_replays:
         return None
     return (
-        f"{replays:,} replayed session{'s' if replays != 1 else ''} (`ledger replay` copies) "
-        "excluded from every figure; include them with the sidebar toggle."
+        f"The published copy holds {replays:,} replayed session{'s' if replays != 1 else ''} "
+        "(`ledger replay` copies, never revenue): left out of the figures here unless the "
+        "sidebar toggle includes them. Pool capacity counts them always: they are load."
     )
 
 

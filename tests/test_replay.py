@@ -277,7 +277,10 @@ def test_the_boards_leave_replays_out_unless_the_sidebar_includes_them(
     assert shown(default)["Sessions"] == f"{sessions:,}"
     assert shown(default)["Revenue"] == money(revenue, "CNY")
     assert shown(default)["Cost"] == money(cost, "CNY")
-    note = f"{summary.copies} replayed sessions (`ledger replay` copies) excluded from every figure"
+    note = (
+        f"The published copy holds {summary.copies} replayed sessions (`ledger replay` copies, "
+        "never revenue): left out of the figures here unless the sidebar toggle includes them."
+    )
     assert note in captions(default)
     assert "replayed" not in captions(recorded)
 
