@@ -44,6 +44,8 @@ class Publication:
     sessions: int
     first_date: date | None
     last_date: date | None
+    # Copies written by `ledger replay` (SPEC 11): the boards leave them out unless asked.
+    replay_sessions: int = 0
 
 
 def published_path() -> Path:
@@ -178,8 +180,12 @@ def publication(version: str) -> Publication | None:
         meta = run(version, "select * from main.publication")
         span = run(
             version,
-            "select count(*) as sessions, min(business_date) as first_date, "
-            "max(business_date) as last_date from marts.fct_session_ledger",
+            # The default period follows recorded traffic: replayed copies may be shifted anywhere.
+            "select count(*) as sessions, count(*) filter (where is_replay) as replay_sessions, "
+            "coalesce(min(business_date) filter (where not is_replay), min(business_date)) "
+            "as first_date, "
+            "coalesce(max(business_date) filter (where not is_replay), max(business_date)) "
+            "as last_date from marts.fct_session_ledger",
         )
     except duckdb.CatalogException:
         # A copy published before any model existed: treat it as empty.
@@ -199,4 +205,5 @@ def publication(version: str) -> Publication | None:
         sessions=int(span.at[0, "sessions"]),
         first_date=span.at[0, "first_date"],
         last_date=span.at[0, "last_date"],
+        replay_sessions=int(span.at[0, "replay_sessions"]),
     )

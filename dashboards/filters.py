@@ -25,6 +25,8 @@ class Filters:
     tenants: tuple[str, ...] = ()
     scenarios: tuple[str, ...] = ()
     pipelines: tuple[str, ...] = ()
+    # Replayed copies (`ledger replay`, SPEC 11) are load, never revenue: out unless asked for.
+    include_replays: bool = False
 
     @property
     def days(self) -> int:
@@ -46,6 +48,8 @@ class Filters:
             ("pipelines", self.pipelines),
         ):
             parts.append(f"{label}: {', '.join(values) if values else 'all'}")
+        if self.include_replays:
+            parts.append("replayed sessions included")
         return " · ".join(parts)
 
 
@@ -103,12 +107,26 @@ def render_sidebar(publication: Publication) -> PageContext:
         pipelines = st.multiselect(
             "Pipeline", options["pipeline"], key="filter_pipelines", placeholder="All pipelines"
         )
+        include_replays = st.toggle(
+            "Include replayed sessions",
+            value=False,
+            key="filter_include_replays",
+            help="Copies written by `ledger replay` to load-test the pipeline: their cost is the "
+            "load, their revenue is always 0. Left out by default.",
+        )
         st.divider()
         st.caption(publication_line(publication))
     date_from, date_to = _dates(picked, period)
     context = PageContext(
         publication,
-        Filters(date_from, date_to, tuple(tenants), tuple(scenarios), tuple(pipelines)),
+        Filters(
+            date_from,
+            date_to,
+            tuple(tenants),
+            tuple(scenarios),
+            tuple(pipelines),
+            include_replays=bool(include_replays),
+        ),
     )
     st.session_state[_CONTEXT_KEY] = context
     return context
@@ -136,6 +154,21 @@ def page_header(title: str, context: PageContext, intro: str | None = None) -> N
     if intro:
         st.write(intro)
     st.caption(f"{context.filters.describe()} · {publication_line(context.publication)}")
+    note = replay_note(context)
+    if note:
+        st.caption(note)
+
+
+def replay_note(context: PageContext) -> str | None:
+    """What the page says when the published copy holds replayed sessions and they are left out."""
+    replays = context.publication.replay_sessions
+    if not replays or context.filters.include_replays:
+        return None
+    return (
+        f"The published copy holds {replays:,} replayed session{'s' if replays != 1 else ''} "
+        "(`ledger replay` copies, never revenue): left out of the figures here unless the "
+        "sidebar toggle includes them. Pool capacity counts them always: they are load."
+    )
 
 
 def explain_empty(path: str) -> None:

@@ -18,6 +18,9 @@ CAPACITY_UNIT_TESTS = {
     "capacity_pool_load_counts_each_minute_once",
     "capacity_pools_peak_and_p95_over_one_minute_windows",
     "capacity_weekly_trend_and_vision_cache_sizing",
+    # Concurrency by pipeline: paths are the cascade sessions' (SPEC 11).
+    "overlapping_sessions_make_a_step_function_of_concurrency",
+    "concurrency_by_pipeline_is_its_own_step_function",
 }
 
 

@@ -355,15 +355,18 @@ def test_experience_rates_are_exact_and_null_without_a_denominator(warehouse: Se
 def test_concurrency_counts_overlaps_and_splits_sessions_at_the_hour(warehouse: Settings) -> None:
     rows = query(
         warehouse,
-        "select hour_start_at, local_hour, peak_concurrent_sessions, p95_concurrent_sessions,"
-        " session_seconds from marts.fct_capacity_tenant_hourly"
-        " where tenant_id = 'lumen-health' order by hour_start_at",
+        "select pipeline, hour_start_at, local_hour, peak_concurrent_sessions,"
+        " p95_concurrent_sessions, session_seconds from marts.fct_capacity_tenant_hourly"
+        " where tenant_id = 'lumen-health' order by pipeline nulls first, hour_start_at",
     )
     # 02:00-02:05 one, 02:05-02:10 two, 02:10-03:00 one; 03:00-03:02 one, then idle: below
-    # the 57 minutes of a P95 the level is 0.
+    # the 57 minutes of a P95 the level is 0. Every pipeline (NULL), then the cascade pipeline
+    # alone: all of lumen-health's sessions are cascade sessions.
     assert [tuple(row.values()) for row in rows] == [
-        (at(2), 10, 2, 2, Decimal("3900.000000")),
-        (at(3), 11, 1, 0, Decimal("120.000000")),
+        (None, at(2), 10, 2, 2, Decimal("3900.000000")),
+        (None, at(3), 11, 1, 0, Decimal("120.000000")),
+        ("cascade", at(2), 10, 2, 2, Decimal("3900.000000")),
+        ("cascade", at(3), 11, 1, 0, Decimal("120.000000")),
     ]
 
 

@@ -69,15 +69,18 @@ def test_the_capacity_section_shows_each_pools_metric(boards_home, monkeypatch) 
         "LLM tokens/s, P95 of hourly peaks",
         "Encoder images/s, peak minute",
         "Concurrent paths, peak",
+        "Concurrent sessions (all pipelines), peak",
+        "Concurrent realtime sessions, peak",
         "Vision cache hit rate (%)",
         "Vision cache size (GiB)",
         "Encoder images/s saved per 10 points of hit rate",
     ]
     assert records(table(at, "Pool load of"), columns) == [
-        ("2025-W11", "all tenants", 1833.583333, 1804.404166, 0.166667, None, 28.6, 39.0625,
-         0.023333),
-        ("2025-W11", "acme-telecom", 1833.583333, 1833.583333, 0.0, 1, None, None, 0.0),
-        ("2025-W11", "kiddo-toys", 1250.0, 1250.0, 0.166667, 1, 28.6, 39.0625, 0.023333),
+        ("2025-W11", "all tenants", 1833.583333, 1804.404166, 0.166667, None, None, None, 28.6,
+         39.0625, 0.023333),
+        # Every session of the fixture is a cascade session: one path each, no realtime session.
+        ("2025-W11", "acme-telecom", 1833.583333, 1833.583333, 0.0, 1, 1, 0, None, None, 0.0),
+        ("2025-W11", "kiddo-toys", 1250.0, 1250.0, 0.166667, 1, 1, 0, 28.6, 39.0625, 0.023333),
     ]  # fmt: skip
     assert any("No shadow comparisons" in c.value for c in at.caption)
     # Hour by hour (fct_capacity_pool_hourly): the week's peak minute is one of the hours' peaks.

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import hashlib
-from datetime import date
+from datetime import date, datetime
+from decimal import Decimal
 from pathlib import Path
 
 import duckdb
@@ -161,3 +162,132 @@ def test_three_copies_give_three_times_the_usage_and_cost_per_session(replayed) 
     cost_index = SESSION_COLUMNS.split(", ").index("total_cost")
     replayed_cost = sum(before[session][cost_index] for session in sessions)
     assert cost_after - cost_before == 3 * replayed_cost
+
+
+def test_a_replayed_copy_is_flagged_and_never_revenue(replayed) -> None:
+    original, settings, summary, _ = replayed
+    revenue_sql = (
+        "select session_id, is_replay, revenue_status, revenue from marts.fct_session_ledger"
+    )
+    before = {session: values for session, *values in rows(original.published_path, revenue_sql)}
+    after = {session: values for session, *values in rows(settings.published_path, revenue_sql)}
+    copies = {session for session, (is_replay, _, _) in after.items() if is_replay}
+    assert len(copies) == summary.copies
+    assert {tuple(after[session][1:]) for session in copies} == {("replay", Decimal(0))}
+    # The originals keep their revenue, flag and status; the total revenue does not move.
+    assert {session: after[session] for session in before} == before
+    assert not any(is_replay for is_replay, _, _ in before.values())
+    total_sql = "select sum(revenue), sum(total_cost) from marts.fct_session_ledger"
+    [(revenue_before, _)] = rows(original.published_path, total_sql)
+    [(revenue_after, _)] = rows(settings.published_path, total_sql)
+    assert revenue_after == revenue_before
+    # The margin marts keep the copies in rows of their own: zero revenue, all of their cost.
+    copy_cost = sum(
+        cost
+        for session, cost in rows(
+            settings.published_path, "select session_id, total_cost from marts.fct_session_ledger"
+        )
+        if session in copies
+    )
+    for mart in ("fct_tenant_daily_margin", "fct_tenant_weekly_margin"):
+        assert rows(
+            settings.published_path,
+            f"select tenant_id, session_count, billed_session_count, revenue, total_cost, "
+            f"gross_margin from marts.{mart} where is_replay",
+        ) == [(TENANT, summary.copies, 0, Decimal(0), copy_cost, -copy_cost)]
+        recorded = f"select * exclude (is_replay) from marts.{mart} order by all"
+        assert rows(
+            settings.published_path, recorded.replace("order", "where not is_replay order")
+        ) == rows(original.published_path, recorded)
+
+
+def test_the_weekly_review_and_the_alerts_leave_replays_out(replayed) -> None:
+    from ledger.alerts.figures import check_freshness, load_tenant_days, newest_event_at
+    from ledger.alerts.run import detect_day
+    from ledger.published import open_published
+    from ledger.report.documents import headline
+    from ledger.report.weekly import load_weekly_review
+
+    original, settings, summary, _ = replayed
+    week_first, week_last = date(2026, 11, 2), date(2026, 11, 8)
+
+    def figures(home: Settings) -> tuple:
+        with open_published(home) as con:
+            review = load_weekly_review(
+                con, "2026-W45", home.reporting_currency, home.timezone, now=datetime(2026, 12, 1)
+            )
+            return (
+                review,
+                load_tenant_days(con, week_first, week_last),
+                detect_day(con, week_last),
+                check_freshness(con, DAY, home.timezone),
+                newest_event_at(con),
+            )
+
+    before, after = figures(original), figures(settings)
+    assert after[1:] == before[1:]  # the alerts' daily figures, anomalies and freshness
+    assert [t for t in before[1] if t.tenant_id == TENANT and t.business_date == DAY]
+    review_before, review_after = before[0], after[0]
+    assert review_after.tenants == review_before.tenants
+    assert review_after.previous == review_before.previous
+    assert (review_before.replay_sessions, review_after.replay_sessions) == (0, summary.copies)
+    assert headline(review_after) == [
+        *headline(review_before),
+        f"{summary.copies} replayed sessions (`ledger replay` copies) are excluded from every "
+        "figure.",
+    ]
+
+
+def test_the_boards_leave_replays_out_unless_the_sidebar_includes_them(
+    replayed, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    from dashboards.formatting import money
+    from ledger.settings import REPO_ROOT
+
+    original, settings, summary, _ = replayed
+    day_sql = (
+        "select count(*), sum(revenue), sum(total_cost) from marts.fct_session_ledger "
+        f"where business_date = '{DAY}' and {{}}"
+    )
+    [(sessions, revenue, cost)] = rows(original.published_path, day_sql.format("true"))
+    [(copies, copy_revenue, copy_cost)] = rows(settings.published_path, day_sql.format("is_replay"))
+    assert (copies, copy_revenue) == (summary.copies, Decimal(0))
+
+    def overview(home: Settings, include_replays: bool) -> AppTest:
+        monkeypatch.setenv("LEDGER_HOME", str(home.home))
+        monkeypatch.setenv("LEDGER_REFERENCE_DIR", str(home.reference_dir))
+        at = AppTest.from_file(str(REPO_ROOT / "dashboards" / "app.py"), default_timeout=60).run()
+        at.date_input(key="filter_dates").set_value((DAY, DAY)).run()
+        at.toggle(key="filter_include_replays").set_value(include_replays).run()
+        at.switch_page("app_pages/overview.py").run()
+        assert not at.exception, [e.value for e in at.exception]
+        return at
+
+    def shown(at: AppTest) -> dict[str, str]:
+        return {m.label: m.value for m in at.metric}
+
+    def captions(at: AppTest) -> str:
+        return " ".join(c.value for c in at.caption)
+
+    recorded = overview(original, include_replays=False)
+    default = overview(settings, include_replays=False)
+    assert shown(default) == shown(recorded)
+    assert shown(default)["Sessions"] == f"{sessions:,}"
+    assert shown(default)["Revenue"] == money(revenue, "CNY")
+    assert shown(default)["Cost"] == money(cost, "CNY")
+    note = (
+        f"The published copy holds {summary.copies} replayed sessions (`ledger replay` copies, "
+        "never revenue): left out of the figures here unless the sidebar toggle includes them."
+    )
+    assert note in captions(default)
+    assert "replayed" not in captions(recorded)
+
+    included = overview(settings, include_replays=True)
+    assert shown(included)["Sessions"] == f"{sessions + summary.copies:,}"
+    assert shown(included)["Revenue"] == money(revenue, "CNY")  # copies are never revenue
+    assert shown(included)["Cost"] == money(cost + copy_cost, "CNY")
+    assert shown(included)["Gross margin"] == money(revenue - cost - copy_cost, "CNY")
+    assert note not in captions(included)
+    assert "replayed sessions included" in captions(included)

@@ -114,6 +114,8 @@ show_table(
         ),
         Col("peak_concurrent_paths", "Concurrent paths, peak", "int"),
         Col("concurrent_paths_p95_hourly_peak", "Concurrent paths, P95 of hourly peaks", "number"),
+        Col("peak_concurrent_sessions", "Concurrent sessions (all pipelines), peak", "int"),
+        Col("peak_concurrent_realtime_sessions", "Concurrent realtime sessions, peak", "int"),
         Col("vision_cache_hit_rate", "Vision cache hit rate", "share"),
         Col("vision_cache_gib", "Vision cache size (GiB)", "number"),
         Col(
@@ -129,7 +131,8 @@ show_table(
 st.caption(
     "LLM pools scale on tokens per second (uncached input + output), the vision encoder on "
     "bursts (images that missed the embedding cache, peak over 1-minute windows), ASR and TTS "
-    "pools on concurrent paths (per tenant: tenant peaks do not add up). Cache size = hot-set "
+    "pools on concurrent paths: the concurrent cascade sessions, as an end-to-end realtime "
+    "session holds no ASR or TTS path (per tenant: tenant peaks do not add up). Cache size = hot-set "
     "images × image tokens per image × embedding dimensions × bytes per value (reference "
     "settings `planning.yaml`)."
 )

@@ -25,10 +25,13 @@ def allowed(choice: str, allow_list: dict) -> str:
 def session_filter(filters: Filters, *, alias: str = "") -> tuple[str, list]:
     """The sidebar filters as a WHERE clause over a table with the session's columns.
 
-    An empty selection means "all". The column names are fixed here, never taken from input.
+    An empty selection means "all". Replayed copies (`is_replay`, SPEC 11) are left out unless the
+    filters include them. The column names are fixed here, never taken from input.
     """
     prefix = f"{alias}." if alias else ""
     clauses = [f"{prefix}business_date between ? and ?"]
+    if not filters.include_replays:
+        clauses.append(f"not {prefix}is_replay")
     params: list = [filters.date_from, filters.date_to]
     for column, values in (
         ("tenant_id", filters.tenants),

@@ -233,10 +233,11 @@ def degradations_by_kind(version: str, filters: Filters) -> pd.DataFrame:
 def concurrency_daily(version: str, filters: Filters) -> pd.DataFrame:
     """Per tenant and local date: peak and highest hourly P95 of concurrent sessions.
 
-    Concurrency is a tenant's paths across every scenario and pipeline (ASR/TTS pools scale on
-    them), so only the tenant and date filters apply.
+    Concurrency is a tenant's sessions across every scenario and pipeline (the all-pipelines
+    rows, pipeline NULL: peaks of pipelines do not add up), so only the tenant and date filters
+    apply.
     """
-    clauses = ["business_date between ? and ?"]
+    clauses = ["business_date between ? and ?", "pipeline is null"]
     params: list = [filters.date_from, filters.date_to]
     if filters.tenants:
         clauses.append("list_contains(?::varchar[], tenant_id)")

@@ -96,6 +96,8 @@ def capacity_weekly(version: str, filters: Filters) -> pd.DataFrame:
             encoder_images_per_second_p95_hourly_peak,
             peak_concurrent_paths,
             concurrent_paths_p95_hourly_peak,
+            peak_concurrent_sessions,
+            peak_concurrent_realtime_sessions,
             vision_cache_hit_rate,
             vision_cache_bytes / 1073741824 as vision_cache_gib,
             encoder_images_per_second_saved_per_10_points

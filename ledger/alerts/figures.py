@@ -51,6 +51,7 @@ _DAY_FIGURES_SQL = """
         {component_columns}
     from marts.fct_session_ledger
     where business_date between ? and ?
+        and not is_replay
     group by tenant_id, business_date
     order by tenant_id, business_date
 """
@@ -68,9 +69,13 @@ _PROVIDER_COSTS_SQL = """
     inner join marts.fct_session_ledger as sessions
         on lines.session_id = sessions.session_id
     where sessions.business_date between ? and ?
+        and not sessions.is_replay
         and lines.amount is not null
     group by all
 """
+
+# Replayed copies (`ledger replay`, SPEC 11) are load, never revenue: every figure here is of
+# recorded traffic (fct_experience_tenant_daily holds recorded traffic only).
 
 # The cache hit rates of SPEC 6 with the numerators and denominators the boards divide too
 # (fct_experience_tenant_daily): the prefix cache is LLM and realtime input tokens together, so
@@ -199,7 +204,10 @@ class Freshness:
 
 
 def newest_event_at(con: duckdb.DuckDBPyConnection) -> datetime | None:
-    return con.execute("select max(last_event_at) from marts.fct_session_ledger").fetchone()[0]
+    # Recorded traffic: a replayed copy may be shifted anywhere in time.
+    return con.execute(
+        "select max(last_event_at) from marts.fct_session_ledger where not is_replay"
+    ).fetchone()[0]
 
 
 def check_freshness(con: duckdb.DuckDBPyConnection, day: date, timezone: str) -> Freshness:
@@ -210,6 +218,7 @@ def check_freshness(con: duckdb.DuckDBPyConnection, day: date, timezone: str) ->
             count(*) filter (where business_date = ?) as today
         from marts.fct_session_ledger
         where business_date between ? and ?
+            and not is_replay
         group by tenant_id
         """,
         [day, day, day - timedelta(days=7), day],

@@ -62,6 +62,11 @@ def headline(review: WeeklyReview) -> list[str]:
         lines.append(
             f"Only {review.days_closed} of 7 days are closed in the data: figures may still move."
         )
+    if review.replay_sessions:
+        lines.append(
+            f"{review.replay_sessions:,} replayed sessions (`ledger replay` copies) are excluded "
+            "from every figure."
+        )
     return lines
 
 

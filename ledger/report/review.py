@@ -52,6 +52,8 @@ class ReviewResult:
             lines.append(
                 f"note: only {self.review.days_closed} of 7 days of the week are closed in the data"
             )
+        if self.review.replay_sessions:
+            lines.append(f"note: {self.review.replay_sessions:,} replayed sessions excluded")
         return lines
 
 

@@ -131,6 +131,8 @@ class WeeklyReview:
     reconciliation: list[ReconciledWeek] = field(default_factory=list)
     # SPEC 11: what each shared pool scales on (ledger.report.capacity).
     capacity: list[CapacityWeek] = field(default_factory=list)
+    # SPEC 11: replayed sessions of the week, left out of every figure above.
+    replay_sessions: int = 0
 
     @property
     def total(self) -> TenantWeek:
@@ -145,7 +147,8 @@ def _load_weeks(con: duckdb.DuckDBPyConnection, iso_week: str) -> list[TenantWee
     columns = ", ".join(MONEY_FIELDS + COUNT_FIELDS)
     cursor = con.execute(
         f"select tenant_id, billable_minutes, {columns} from marts.fct_tenant_weekly_margin "
-        "where iso_week = ? order by tenant_id",
+        # Recorded traffic only: replayed copies (SPEC 11) are load, never revenue.
+        "where iso_week = ? and not is_replay order by tenant_id",
         [iso_week],
     )
     names = [c[0] for c in cursor.description]
@@ -158,6 +161,15 @@ def _load_weeks(con: duckdb.DuckDBPyConnection, iso_week: str) -> list[TenantWee
         }
         weeks.append(TenantWeek(values["tenant_id"], figures, values["billable_minutes"] or ZERO))
     return weeks
+
+
+def _replay_sessions(con: duckdb.DuckDBPyConnection, iso_week: str) -> int:
+    """The replayed copies (`ledger replay`) of the week the review leaves out."""
+    return con.execute(
+        "select cast(coalesce(sum(session_count), 0) as bigint) "
+        "from marts.fct_tenant_weekly_margin where iso_week = ? and is_replay",
+        [iso_week],
+    ).fetchone()[0]
 
 
 def _load_anomalies(con: duckdb.DuckDBPyConnection, first: date, last: date) -> list[ReviewAnomaly]:
@@ -270,4 +282,5 @@ def load_weekly_review(
         anomalies=_load_anomalies(con, first, last),
         quarantine=quarantine,
         quarantine_undated=undated,
+        replay_sessions=_replay_sessions(con, iso_week),
     )

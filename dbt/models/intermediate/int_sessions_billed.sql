@@ -22,6 +22,7 @@ with_plan as (
         sessions.tenant_id,
         sessions.started_at,
         sessions.is_open,
+        sessions.is_replay,
         sessions.duration_seconds,
         cast(sessions.started_at as date) as start_date_utc,
         price_plans.price_plan_line_number,
@@ -53,7 +54,9 @@ with_fx as (
 billable as (
     select
         *,
+        -- A replayed copy is load, never revenue (SPEC 11): its revenue is zero, whatever its plan.
         case
+            when is_replay then 'replay'
             when is_open then 'open'
             when price_plan_line_number is null then 'no_price_plan'
             when plan_fx_rate is null then 'no_fx_rate'
@@ -80,6 +83,7 @@ final as (
         billable_seconds,
         {{ seconds_to_minutes('billable_seconds') }} as billable_minutes,
         case
+            when revenue_status = 'replay' then {{ money(0) }}
             when revenue_status = 'billed'
                 then {{ money(
                     '(per_session_fee + billable_seconds * price_per_second) * plan_fx_rate') }}

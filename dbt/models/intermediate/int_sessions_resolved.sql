@@ -1,4 +1,7 @@
 {{ config(materialized='incremental', unique_key='session_id') }}
+{#- `ledger replay` writes its copies under the recorded source suffixed with this (SPEC 11;
+    ledger.replay.REPLAY_SUFFIX). -#}
+{%- set replay_suffix = '-replay' -%}
 with
 
 events as (
@@ -36,6 +39,8 @@ session_activity as (
         max(occurred_at) as last_event_at,
         count(*) as event_count,
         count(distinct turn_index) as turn_count,
+        -- A replayed copy (SPEC 11): every event of it comes from a `-replay` source.
+        bool_and(source like '%{{ replay_suffix }}') as is_replay,
     from events
     group by session_id
 ),
@@ -71,6 +76,7 @@ joined as (
         session_activity.last_event_at,
         session_activity.event_count,
         session_activity.turn_count,
+        session_activity.is_replay,
         newest_event.newest_event_at,
     from first_events
     inner join session_activity
@@ -113,6 +119,7 @@ final as (
         end as end_reason,
         lifecycle_state = 'open' as is_open,
         has_start,
+        is_replay,
         {{ to_business_date('started_at') }} as business_date,
         {{ iso_week_label(to_business_date('started_at')) }} as iso_week,
         {{ iso_week_start(to_business_date('started_at')) }} as week_start_date,

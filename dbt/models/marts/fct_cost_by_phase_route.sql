@@ -41,6 +41,7 @@ llm_lines as (
         sessions.week_start_date,
         sessions.scenario,
         sessions.pipeline,
+        sessions.is_replay,
         coalesce(usage_lines.phase, 'unspecified') as phase_label,
         coalesce(usage_lines.route, 'unspecified') as route_label,
     from usage_lines
@@ -57,6 +58,7 @@ aggregated as (
         week_start_date,
         scenario,
         pipeline,
+        is_replay,
         phase_label as phase,
         route_label as route,
         provider,
@@ -92,6 +94,7 @@ final as (
         week_start_date,
         scenario,
         pipeline,
+        is_replay,
         phase,
         route,
         provider,

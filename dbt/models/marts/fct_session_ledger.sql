@@ -123,6 +123,7 @@ final as (
         end_reason,
         is_open,
         has_start,
+        is_replay,
         business_date,
         iso_week,
         week_start_date,

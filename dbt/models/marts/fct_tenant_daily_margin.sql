@@ -9,9 +9,10 @@ aggregated as (
     select
         session_ledger.tenant_id,
         session_ledger.business_date,
+        session_ledger.is_replay,
         {{ margin_aggregates('session_ledger') }}
     from session_ledger
-    group by session_ledger.tenant_id, session_ledger.business_date
+    group by session_ledger.tenant_id, session_ledger.business_date, session_ledger.is_replay
 ),
 
 final as (
@@ -20,6 +21,8 @@ final as (
         business_date,
         {{ iso_week_label('business_date') }} as iso_week,
         {{ iso_week_start('business_date') }} as week_start_date,
+        -- Replayed copies (SPEC 11) apart from recorded traffic, so readers can exclude them.
+        is_replay,
         '{{ var("reporting_currency") }}' as currency,
         {{ margin_columns() }}
     from aggregated

@@ -10,9 +10,14 @@ aggregated as (
         session_ledger.tenant_id,
         session_ledger.iso_week,
         session_ledger.week_start_date,
+        session_ledger.is_replay,
         {{ margin_aggregates('session_ledger') }}
     from session_ledger
-    group by session_ledger.tenant_id, session_ledger.iso_week, session_ledger.week_start_date
+    group by
+        session_ledger.tenant_id,
+        session_ledger.iso_week,
+        session_ledger.week_start_date,
+        session_ledger.is_replay
 ),
 
 final as (
@@ -20,6 +25,8 @@ final as (
         tenant_id,
         iso_week,
         week_start_date,
+        -- Replayed copies (SPEC 11) apart from recorded traffic, so readers can exclude them.
+        is_replay,
         '{{ var("reporting_currency") }}' as currency,
         {{ margin_columns() }}
     from aggregated

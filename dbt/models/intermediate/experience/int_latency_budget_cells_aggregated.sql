@@ -14,6 +14,12 @@ turn_segments as (
     select * from {{ ref('int_turn_segments_budgeted') }} {{ refresh_filter('business_date', 'week') }}
 ),
 
+-- Recorded traffic only: a replayed copy (SPEC 11) is load, not a tenant's experience.
+recorded_segments as (
+    select * from turn_segments
+    where not is_replay
+),
+
 cells as (
     select
         case
@@ -42,7 +48,7 @@ cells as (
         count(*) filter (where is_over_budget) as over_budget_turns,
         round(quantile_cont(cast(overshoot_ms as double), 0.95), 3) as p95_overshoot_ms,
         round(quantile_cont(budget_ratio, 0.95), 6) as p95_budget_ratio,
-    from turn_segments
+    from recorded_segments
     group by grouping sets (
         (tenant_id, business_date, segment, segment_order),
         (scenario, business_date, segment, segment_order),

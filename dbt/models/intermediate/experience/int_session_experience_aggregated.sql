@@ -103,6 +103,7 @@ final as (
         sessions.tenant_id,
         sessions.scenario,
         sessions.pipeline,
+        sessions.is_replay,
         sessions.business_date,
         sessions.iso_week,
         sessions.week_start_date,

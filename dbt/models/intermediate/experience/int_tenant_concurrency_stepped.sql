@@ -1,8 +1,11 @@
 {{ config(materialized='incremental', unique_key='step_date') }}
 {#-
     Concurrent sessions per tenant as a step function: one row per interval in which the number of
-    active sessions is constant (SPEC 6: ASR/TTS pools scale on concurrent paths), cut at every
-    UTC midnight so that each row lies on one UTC date (`step_date`).
+    active sessions is constant (SPEC 6 and 11), for every pipeline together (pipeline NULL) and
+    for each pipeline apart (`cascade` sessions hold ASR and TTS paths; an end-to-end `realtime`
+    session holds neither; `unknown` has no session.started). Concurrent sessions of different
+    pipelines do not add up to a peak, so each is its own step function. Every step is cut at
+    each UTC midnight so that each row lies on one UTC date (`step_date`).
 
     A session occupies [started_at, ended_at): one that ends at the instant another starts does
     not overlap it. A session still open occupies up to its last event (what is known so far).
@@ -23,6 +26,7 @@ sessions as (
 intervals as (
     select
         tenant_id,
+        pipeline,
         session_id,
         started_at,
         coalesce(ended_at, last_event_at) as ended_at,
@@ -33,6 +37,7 @@ intervals as (
 changes as (
     select
         tenant_id,
+        pipeline,
         started_at as changed_at,
         1 as delta,
     from intervals
@@ -41,9 +46,24 @@ changes as (
 
     select
         tenant_id,
+        pipeline,
         ended_at as changed_at,
         -1 as delta,
     from intervals
+),
+
+-- Each change counts for its own pipeline and for all pipelines together (pipeline NULL).
+scoped_changes as (
+    select * from changes
+
+    union all
+
+    select
+        tenant_id,
+        null as pipeline,
+        changed_at,
+        delta,
+    from changes
 ),
 
 -- Ends and starts at the same instant net out before the level is read; an instant where they
@@ -51,21 +71,23 @@ changes as (
 net_changes as (
     select
         tenant_id,
+        pipeline,
         changed_at,
         sum(delta) as delta,
-    from changes
-    group by tenant_id, changed_at
+    from scoped_changes
+    group by tenant_id, pipeline, changed_at
     having sum(delta) <> 0
 ),
 
 levels as (
     select
         tenant_id,
+        pipeline,
         changed_at as valid_from,
-        lead(changed_at) over (partition by tenant_id order by changed_at) as valid_to,
+        lead(changed_at) over (partition by tenant_id, pipeline order by changed_at) as valid_to,
         cast(
             sum(delta) over (
-                partition by tenant_id order by changed_at
+                partition by tenant_id, pipeline order by changed_at
                 rows between unbounded preceding and current row
             ) as integer
         ) as concurrent_sessions,
@@ -75,6 +97,7 @@ levels as (
 steps as (
     select
         tenant_id,
+        pipeline,
         valid_from,
         valid_to,
         concurrent_sessions,
@@ -87,6 +110,7 @@ steps as (
 step_days as (
     select
         tenant_id,
+        pipeline,
         valid_from,
         valid_to,
         concurrent_sessions,
@@ -97,6 +121,7 @@ step_days as (
 final as (
     select
         tenant_id,
+        pipeline,
         cast(day_start_at as date) as step_date,
         greatest(valid_from, day_start_at) as valid_from,
         least(valid_to, day_start_at + interval 1 day) as valid_to,

@@ -12,6 +12,12 @@ session_experience as (
     select * from {{ ref('int_session_experience_aggregated') }} {{ refresh_filter('business_date', 'week') }}
 ),
 
+-- Recorded traffic only: a replayed copy (SPEC 11) is load, not a tenant's experience.
+recorded_experience as (
+    select * from session_experience
+    where not is_replay
+),
+
 counted as (
     select
         case when grouping(business_date) = 1 then 'week' else 'day' end as grain,
@@ -34,7 +40,7 @@ counted as (
         {%- for kind in degradation_kinds %}
         count(*) filter (where is_degraded_{{ kind }}) as degraded_sessions_{{ kind }},
         {%- endfor %}
-    from session_experience
+    from recorded_experience
     group by grouping sets (
         (tenant_id, business_date),
         (tenant_id, iso_week, week_start_date)

@@ -44,6 +44,8 @@ production_turns as (
         max(duration_ms) filter (where segment = 'endpointing') as production_endpointing_ms,
         max(duration_ms) filter (where segment = 'first_audio') as production_first_audio_ms,
     from turn_segments
+    -- Recorded turns only: a replayed copy (SPEC 11) repeats its original's shadow decisions.
+    where not is_replay
     group by all
     having production_endpointing_ms is not null
 ),

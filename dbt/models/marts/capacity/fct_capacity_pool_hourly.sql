@@ -7,8 +7,12 @@
       - vision encoder: images per second that missed the embedding cache, peak and P95 over the
         1-minute windows (bursts), and all images per second at peak (what the encoder would see
         with no cache);
-      - ASR/TTS pools: concurrent sessions (paths), peak and P95, from fct_capacity_tenant_hourly
-        (tenant scope only: peaks of tenants do not add up, so the overall row leaves them NULL).
+      - ASR/TTS pools: concurrent paths, peak and P95: the concurrent sessions of the cascade
+        pipeline only (an end-to-end realtime session holds no ASR or TTS path), beside the
+        concurrent sessions of every pipeline and of the realtime pipeline, from
+        fct_capacity_tenant_hourly (tenant scope only: peaks of tenants do not add up, so the
+        overall row leaves them NULL). An hour in which the tenant had sessions but none of a
+        pipeline counts 0 for it.
     Rates are DOUBLE (load, not money), rounded to 6 places; quantiles are linear interpolation.
 
     Incremental refresh: the hours of the refreshed ISO weeks (by business date) are recomputed
@@ -21,9 +25,28 @@ minutes as (
     {{ refresh_overlap_filter('minute_start_at', 'minute_start_at') }}
 ),
 
-concurrency as (
+tenant_concurrency as (
     select * from {{ ref('fct_capacity_tenant_hourly') }}
     {{ refresh_overlap_filter('hour_start_at', 'hour_start_at') }}
+),
+
+-- One row per tenant and hour: every pipeline (pipeline NULL), then each pool's pipeline.
+concurrency as (
+    select
+        tenant_id,
+        hour_start_at,
+        max(peak_concurrent_sessions) filter (where pipeline is null) as peak_concurrent_sessions,
+        max(p95_concurrent_sessions) filter (where pipeline is null) as p95_concurrent_sessions,
+        coalesce(max(peak_concurrent_sessions) filter (where pipeline = 'cascade'), 0)
+            as peak_concurrent_paths,
+        coalesce(max(p95_concurrent_sessions) filter (where pipeline = 'cascade'), 0)
+            as p95_concurrent_paths,
+        coalesce(max(peak_concurrent_sessions) filter (where pipeline = 'realtime'), 0)
+            as peak_concurrent_realtime_sessions,
+        coalesce(max(p95_concurrent_sessions) filter (where pipeline = 'realtime'), 0)
+            as p95_concurrent_realtime_sessions,
+    from tenant_concurrency
+    group by tenant_id, hour_start_at
 ),
 
 scoped_minutes as (
@@ -132,8 +155,12 @@ final as (
         hourly.encoder_images_per_second_peak,
         hourly.encoder_images_per_second_p95,
         hourly.vision_images_per_second_peak,
-        concurrency.peak_concurrent_sessions as peak_concurrent_paths,
-        concurrency.p95_concurrent_sessions as p95_concurrent_paths,
+        concurrency.peak_concurrent_paths,
+        concurrency.p95_concurrent_paths,
+        concurrency.peak_concurrent_sessions,
+        concurrency.p95_concurrent_sessions,
+        concurrency.peak_concurrent_realtime_sessions,
+        concurrency.p95_concurrent_realtime_sessions,
     from hourly
     left join concurrency
         on hourly.scope = 'tenant'

@@ -38,6 +38,8 @@ weekly as (
         max(vision_images_per_second_peak) as vision_images_per_second_peak,
         max(peak_concurrent_paths) as peak_concurrent_paths,
         round(quantile_cont(peak_concurrent_paths, 0.95), 6) as concurrent_paths_p95_hourly_peak,
+        max(peak_concurrent_sessions) as peak_concurrent_sessions,
+        max(peak_concurrent_realtime_sessions) as peak_concurrent_realtime_sessions,
     from hourly
     group by all
 ),

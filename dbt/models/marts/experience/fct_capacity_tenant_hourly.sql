@@ -1,7 +1,8 @@
 {{ config(materialized='incremental', unique_key='business_date') }}
 {#-
-    Peak and P95 concurrent sessions per tenant and hour (SPEC 6), from the step function of
-    active sessions. Hours are UTC hours (exact for whole-hour zones such as Asia/Shanghai, and
+    Peak and P95 concurrent sessions per tenant and hour (SPEC 6), for every pipeline together
+    (pipeline NULL) and for each pipeline apart (SPEC 11: cascade sessions are the ASR/TTS pools'
+    paths), from the step functions of active sessions. Hours are UTC hours (exact for whole-hour zones such as Asia/Shanghai, and
     free of DST folds), labelled with their local start, business date and hour of day. Only hours
     in which at least one session was active are listed.
 
@@ -20,6 +21,7 @@ concurrency_steps as (
 step_hours as (
     select
         tenant_id,
+        pipeline,
         concurrent_sessions,
         valid_from,
         valid_to,
@@ -30,6 +32,7 @@ step_hours as (
 hour_pieces as (
     select
         tenant_id,
+        pipeline,
         hour_start_at,
         concurrent_sessions,
         epoch_us(least(valid_to, hour_start_at + interval 1 hour))
@@ -40,21 +43,23 @@ hour_pieces as (
 active_levels as (
     select
         tenant_id,
+        pipeline,
         hour_start_at,
         concurrent_sessions,
         sum(duration_us) as duration_us,
     from hour_pieces
-    group by tenant_id, hour_start_at, concurrent_sessions
+    group by tenant_id, pipeline, hour_start_at, concurrent_sessions
 ),
 
 idle_levels as (
     select
         tenant_id,
+        pipeline,
         hour_start_at,
         0 as concurrent_sessions,
         3600000000 - sum(duration_us) as duration_us,
     from active_levels
-    group by tenant_id, hour_start_at
+    group by tenant_id, pipeline, hour_start_at
 ),
 
 levels as (
@@ -70,7 +75,7 @@ cumulative_levels as (
     select
         *,
         sum(duration_us) over (
-            partition by tenant_id, hour_start_at
+            partition by tenant_id, pipeline, hour_start_at
             order by concurrent_sessions
             rows between unbounded preceding and current row
         ) as cumulative_us,
@@ -80,6 +85,7 @@ cumulative_levels as (
 hourly as (
     select
         tenant_id,
+        pipeline,
         hour_start_at,
         max(concurrent_sessions) as peak_concurrent_sessions,
         -- 95% of 3 600 000 000 us.
@@ -87,12 +93,13 @@ hourly as (
             as p95_concurrent_sessions,
         sum(concurrent_sessions * duration_us) as session_us,
     from cumulative_levels
-    group by tenant_id, hour_start_at
+    group by tenant_id, pipeline, hour_start_at
 ),
 
 final as (
     select
         tenant_id,
+        pipeline,
         hour_start_at,
         {{ to_reporting_time('hour_start_at') }} as local_hour_start,
         {{ to_business_date('hour_start_at') }} as business_date,

@@ -6,8 +6,14 @@ tenant_experience as (
     select * from {{ ref('int_tenant_experience_aggregated') }} {{ refresh_filter('coalesce(business_date, week_start_date)', 'week') }}
 ),
 
-daily_margin as (
+tenant_daily_margin as (
     select * from {{ ref('fct_tenant_daily_margin') }} {{ refresh_filter('business_date', 'week') }}
+),
+
+-- Recorded traffic only, like the experience counts (a replayed copy is load, SPEC 11).
+daily_margin as (
+    select * from tenant_daily_margin
+    where not is_replay
 ),
 
 daily_experience as (

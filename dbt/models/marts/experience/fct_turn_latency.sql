@@ -13,6 +13,7 @@ turns as (
         tenant_id,
         scenario,
         pipeline,
+        is_replay,
         business_date,
         iso_week,
         week_start_date,
