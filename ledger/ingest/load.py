@@ -27,6 +27,7 @@ import pyarrow.compute as pc
 
 from ledger.contract.fields import LINEAGE_COLUMNS, raw_event_columns
 from ledger.ingest.stage import StagedFile, Validator
+from ledger.sql import literal
 from ledger.warehouse import KEY_HASH, land_events
 
 # The quarantine reason of a file that cannot be read at all (one row, no line number).
@@ -205,7 +206,9 @@ def commit_chunked(
                     "line_number",
                     pc.add(part.rows["line_number"], offset),
                 )
-                piece_counts = _commit_rows(con, [(rows, file_id, path)], naive_now, written)
+                piece_counts = _commit_rows(
+                    con, [(rows, file_id, path)], naive_now, written, pieces=True
+                )
                 for key, count in piece_counts.get(file_id, {}).items():
                     counts[key] = counts.get(key, 0) + count
         if unreadable is None:
@@ -231,34 +234,49 @@ def _commit_rows(
     files: list[tuple[pa.Table, int, Path]],
     naive_now: datetime,
     written: list[Path],
+    *,
+    pieces: bool = False,
 ) -> dict[int, dict[str, int]]:
     """Deduplicate and land the validated rows of `files` ((rows, file id, path), in commit
-    order; a whole file or one piece of one) inside the caller's transaction; Parquet files
-    written are appended to `written`. Returns, per file id, the count of each outcome:
+    order; a whole file or one piece of one, `pieces`) inside the caller's transaction; Parquet
+    files written are appended to `written`. Returns, per file id, the count of each outcome:
     accepted, duplicate, and each quarantine reason."""
     if not files:
         return {}
-    # The SQL reads `staged` and `group_files` through DuckDB's replacement scan of these local
-    # variables, not `con.register`: a registered table is a view in the catalog, and inside the
-    # transaction a dropped view (and the Arrow rows it holds) lives until the commit, which a
-    # large file's pieces must not.
-    staged = _group_rows(files)
-    group_files = pa.table(
-        {
-            "file_id": pa.array([file_id for _, file_id, _ in files], pa.int64()),
-            "path": pa.array([str(path) for _, _, path in files], pa.string()),
-        }
+    # The SQL reads the validated rows through DuckDB's replacement scan of the local variable
+    # `staged_rows`, not `con.register`: a registered table is a view in the catalog, and inside
+    # the transaction a dropped view (and the Arrow rows it holds) lives until the commit, which a
+    # large file's pieces must not. Each row's file id and place in the group (`seq`) are joined
+    # on in SQL from a VALUES list: building Arrow arrays from Python values would make pyarrow
+    # import pandas (about half a second) in a run that never uses it.
+    staged_rows = pa.concat_tables([rows for rows, _, _ in files], promote_options="permissive")
+    indexes = [rows["file_index"][0].as_py() for rows, _, _ in files if rows.num_rows]
+    if len(set(indexes)) != len(indexes):
+        raise ValueError("the files of a group are validated together (one file index each)")
+    group_files = (
+        "(select * from (values "
+        + ", ".join(
+            f"({rows['file_index'][0].as_py() if rows.num_rows else -1}, {file_id}, "
+            f"{position}, {literal(str(path))})"
+            for position, (rows, file_id, path) in enumerate(files)
+        )
+        + ") as g(file_index, file_id, position, path))"
+    )
+    staged = (
+        f"(select r.*, g.file_id, "
+        f"cast(r.line_number as bigint) + g.position * {_SEQ_FILE_STEP} as seq "
+        f"from staged_rows r join {group_files} g using (file_index))"
     )
     # Found from whichever frame issues the statement (a wrapper around `con` included).
     con.execute("set python_scan_all_frames = true")
 
     def run(sql: str, params: dict | None = None) -> list[tuple]:
-        # `staged` and `group_files` are in this frame's scope for the replacement scan
-        assert staged is not None and group_files is not None
+        # `staged_rows` is in this frame's scope for the replacement scan
+        assert staged_rows is not None
         return con.execute(sql, params).fetchall()
 
     try:
-        con.execute(_FATES_SQL)
+        con.execute(_FATES_SQL.replace("{staged}", staged))
         staged_columns = ", ".join(f"s.{c}" for c in CONTRACT_COLUMNS)
         # `fates` holds only the valid lines that are not accepted (few), so every other valid line
         # goes in without a join against the whole group.
@@ -268,21 +286,28 @@ def _commit_rows(
         accepted = f"""(
             select {staged_columns}, s.payload_hash, {KEY_HASH} as key_hash,
                    s.file_id, s.line_number, timestamp '{stamp}' as ingested_at
-            from staged s
+            from {staged} s
             where s.quarantine_reason is null
               and s.seq not in (select seq from fates)
         )"""
         written += land_events(
-            con, accepted, file_id=None, file_id_from_rows=True, committed_at=naive_now, run=run
+            con,
+            accepted,
+            file_id=None,
+            file_id_from_rows=True,
+            committed_at=naive_now,
+            run=run,
+            # a piece's rows must not stay in memory until its file's transaction ends
+            through_table=not pieces,
         )
         con.execute(
-            """
+            f"""
             insert into raw.quarantine
             with quarantined as (
               select s.seq, s.file_id, s.line_number,
                      coalesce(s.quarantine_reason, f.fate) as reason,
                      coalesce(s.quarantine_detail, f.detail) as detail, s.raw_text
-              from staged s left join (select * from fates where fate = 'id_conflict') f
+              from {staged} s left join (select * from fates where fate = 'id_conflict') f
                 using (seq)
               where s.quarantine_reason is not null or f.fate is not null
             )
@@ -292,7 +317,7 @@ def _commit_rows(
                    case when q.reason <> 'malformed_json'
                         then json_extract_string(q.raw_text, '$.event_id') end,
                    $now
-            from quarantined q join group_files g using (file_id)
+            from quarantined q join {group_files} g using (file_id)
             order by q.seq
             """,
             {"now": naive_now},
@@ -300,7 +325,7 @@ def _commit_rows(
         counts: dict[int, dict[str, int]] = {}
         for file_id, outcome, count in con.execute(
             "select file_id, coalesce(quarantine_reason, 'accepted'), count(*) "
-            "from staged group by all"
+            f"from {staged} group by all"
         ).fetchall():
             counts.setdefault(file_id, {})[outcome] = count
         for file_id, fate, count in con.execute(
@@ -316,18 +341,6 @@ def _commit_rows(
 
 # A line's place in a group: the file's position in the group, then its line number.
 _SEQ_FILE_STEP = 2**40
-
-
-def _group_rows(files: list[tuple[pa.Table, int, Path]]) -> pa.Table:
-    """The rows of `files` as one table with each row's `file_id` and `seq` (its order in the
-    group: files in commit order, lines in line order)."""
-    tables = []
-    for position, (rows, file_id, _) in enumerate(files):
-        n = rows.num_rows
-        rows = rows.append_column("file_id", pa.array([file_id] * n, pa.int64()))
-        seq = pc.add(pc.cast(rows["line_number"], pa.int64()), pa.scalar(position * _SEQ_FILE_STEP))
-        tables.append(rows.append_column("seq", seq))
-    return pa.concat_tables(tables, promote_options="permissive")
 
 
 def _finish(
@@ -429,7 +442,7 @@ _FATES_SQL = f"""
 create or replace temp table fates as
 with valid as (
   select seq, file_id, line_number, source, event_id, payload_hash
-  from staged
+  from {{staged}}
   where quarantine_reason is null
 ),
 firsts as (
