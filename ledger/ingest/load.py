@@ -26,7 +26,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ledger.contract.fields import LINEAGE_COLUMNS, raw_event_columns
-from ledger.ingest.stage import StagedFile, Validator
+from ledger.ingest.files import content_sha256
+from ledger.ingest.stage import StagedFile, Validator, raw_lines
 from ledger.sql import literal
 from ledger.warehouse import KEY_HASH, land_events
 
@@ -138,7 +139,10 @@ def commit_group(con: duckdb.DuckDBPyConnection, group: list[StagedFile]) -> lis
         readable = [i for i in todo if group[i].unreadable is None]
         counts = _commit_rows(
             con,
-            [(group[i].rows, file_ids[i], group[i].path) for i in readable],
+            [
+                _Lines(group[i].rows, file_ids[i], group[i].path, sha256=group[i].sha256)
+                for i in readable
+            ],
             naive_now,
             written,
         )
@@ -206,9 +210,8 @@ def commit_chunked(
                     "line_number",
                     pc.add(part.rows["line_number"], offset),
                 )
-                piece_counts = _commit_rows(
-                    con, [(rows, file_id, path)], naive_now, written, pieces=True
-                )
+                piece = _Lines(rows, file_id, path, text=chunk, offset=offset)
+                piece_counts = _commit_rows(con, [piece], naive_now, written, pieces=True)
                 for key, count in piece_counts.get(file_id, {}).items():
                     counts[key] = counts.get(key, 0) + count
         if unreadable is None:
@@ -229,17 +232,32 @@ class _Unreadable(Exception):
     """A piece of a chunked file could not be read: roll back, then quarantine the file whole."""
 
 
+@dataclass(frozen=True)
+class _Lines:
+    """The validated rows of a landing file (or of one piece of one) and where they were read."""
+
+    rows: pa.Table
+    file_id: int
+    path: Path  # the landing file
+    # The file the rows were validated from (a piece of a large landing file, else `path`), the
+    # lines before it in the landing file, and the content hash it was validated with (None for a
+    # piece: a copy of our own).
+    text: Path | None = None
+    offset: int = 0
+    sha256: str | None = None
+
+
 def _commit_rows(
     con: duckdb.DuckDBPyConnection,
-    files: list[tuple[pa.Table, int, Path]],
+    files: list[_Lines],
     naive_now: datetime,
     written: list[Path],
     *,
     pieces: bool = False,
 ) -> dict[int, dict[str, int]]:
-    """Deduplicate and land the validated rows of `files` ((rows, file id, path), in commit
-    order; a whole file or one piece of one, `pieces`) inside the caller's transaction; Parquet
-    files written are appended to `written`. Returns, per file id, the count of each outcome:
+    """Deduplicate and land the validated rows of `files` (in commit order; a whole file or one
+    piece of one, `pieces`) inside the caller's transaction; Parquet files written are appended
+    to `written`. Returns, per file id, the count of each outcome:
     accepted, duplicate, and each quarantine reason."""
     if not files:
         return {}
@@ -249,16 +267,16 @@ def _commit_rows(
     # large file's pieces must not. Each row's file id and place in the group (`seq`) are joined
     # on in SQL from a VALUES list: building Arrow arrays from Python values would make pyarrow
     # import pandas (about half a second) in a run that never uses it.
-    staged_rows = pa.concat_tables([rows for rows, _, _ in files], promote_options="permissive")
-    indexes = [rows["file_index"][0].as_py() for rows, _, _ in files if rows.num_rows]
+    staged_rows = pa.concat_tables([f.rows for f in files], promote_options="permissive")
+    indexes = [f.rows["file_index"][0].as_py() for f in files if f.rows.num_rows]
     if len(set(indexes)) != len(indexes):
         raise ValueError("the files of a group are validated together (one file index each)")
     group_files = (
         "(select * from (values "
         + ", ".join(
-            f"({rows['file_index'][0].as_py() if rows.num_rows else -1}, {file_id}, "
-            f"{position}, {literal(str(path))})"
-            for position, (rows, file_id, path) in enumerate(files)
+            f"({f.rows['file_index'][0].as_py() if f.rows.num_rows else -1}, {f.file_id}, "
+            f"{position}, {literal(str(f.path))})"
+            for position, f in enumerate(files)
         )
         + ") as g(file_index, file_id, position, path))"
     )
@@ -300,21 +318,27 @@ def _commit_rows(
             # a piece's rows must not stay in memory until its file's transaction ends
             through_table=not pieces,
         )
+        # A valid line an id conflict quarantines has no raw text in the validated rows (only a
+        # broken line does): its source and event id are its typed values, its text is read again
+        # from its file below (conflicts are few).
         con.execute(
             f"""
             insert into raw.quarantine
             with quarantined as (
               select s.seq, s.file_id, s.line_number,
                      coalesce(s.quarantine_reason, f.fate) as reason,
-                     coalesce(s.quarantine_detail, f.detail) as detail, s.raw_text
+                     coalesce(s.quarantine_detail, f.detail) as detail, s.raw_text,
+                     s.source, s.event_id
               from {staged} s left join (select * from fates where fate = 'id_conflict') f
                 using (seq)
               where s.quarantine_reason is not null or f.fate is not null
             )
             select q.file_id, g.path, q.line_number, q.reason, q.detail, q.raw_text,
-                   case when q.reason <> 'malformed_json'
+                   case when q.reason = 'id_conflict' then q.source
+                        when q.reason <> 'malformed_json'
                         then json_extract_string(q.raw_text, '$.source') end,
-                   case when q.reason <> 'malformed_json'
+                   case when q.reason = 'id_conflict' then q.event_id
+                        when q.reason <> 'malformed_json'
                         then json_extract_string(q.raw_text, '$.event_id') end,
                    $now
             from quarantined q join {group_files} g using (file_id)
@@ -322,6 +346,15 @@ def _commit_rows(
             """,
             {"now": naive_now},
         )
+        conflicts = con.execute(
+            "select file_id, line_number from fates where fate = 'id_conflict'"
+        ).fetchall()
+        if conflicts:
+            con.executemany(
+                "update raw.quarantine set raw_text = ? "
+                "where file_id = ? and line_number = ? and reason = 'id_conflict'",
+                _conflict_texts(files, conflicts),
+            )
         counts: dict[int, dict[str, int]] = {}
         for file_id, outcome, count in con.execute(
             "select file_id, coalesce(quarantine_reason, 'accepted'), count(*) "
@@ -337,6 +370,34 @@ def _commit_rows(
         return counts
     finally:
         con.execute("drop table if exists fates")
+
+
+def _conflict_texts(
+    files: list[_Lines], lines: list[tuple[int, int]]
+) -> list[tuple[str, int, int]]:
+    """(raw text, file id, line number) of each valid line in `lines` ((file id, line number)),
+    read again from the file it was validated from, as the validator read it.
+
+    On a connection of its own: a read error inside the warehouse's transaction would abort it.
+    A landing file whose content is no longer the content validated stops the commit (the group
+    rolls back; the next run ingests the file as it is then).
+    """
+    by_id = {f.file_id: f for f in files}
+    wanted: dict[int, list[int]] = {}
+    for file_id, line in lines:
+        wanted.setdefault(file_id, []).append(line)
+    found = []
+    with duckdb.connect() as scratch:
+        scratch.execute("set TimeZone = 'UTC'")
+        for file_id, numbers in wanted.items():
+            source = by_id[file_id]
+            text = source.text or source.path
+            if source.sha256 is not None and content_sha256(text) != source.sha256:
+                raise RuntimeError(f"{source.path}: changed while it was being ingested")
+            local = sorted(number - source.offset for number in numbers)
+            texts = raw_lines(scratch, text, local)
+            found += [(texts[n], file_id, n + source.offset) for n in local]
+    return found
 
 
 # A line's place in a group: the file's position in the group, then its line number.
@@ -478,6 +539,7 @@ candidates as (
 select
   seq,
   file_id,
+  line_number,
   case
     when earlier_hash = payload_hash then 'duplicate'
     when earlier_hash is not null then 'id_conflict'
