@@ -295,6 +295,19 @@ def _commit_rows(
 
     try:
         con.execute(_FATES_SQL.replace("{staged}", staged))
+        # A valid line an id conflict quarantines has no raw text in the validated rows (only a
+        # broken line does): read again from its file (conflicts are few), joined on below through
+        # the replacement scan of `conflict_texts`.
+        conflicts = con.execute(
+            "select file_id, line_number from fates where fate = 'id_conflict'"
+        ).fetchall()
+        conflict_texts = _conflict_texts(files, conflicts) if conflicts else None
+        with_texts = (
+            "left join conflict_texts c on f.fate is not null "
+            "and c.file_id = s.file_id and c.line_number = s.line_number"
+            if conflict_texts is not None
+            else ""
+        )
         staged_columns = ", ".join(f"s.{c}" for c in CONTRACT_COLUMNS)
         # `fates` holds only the valid lines that are not accepted (few), so every other valid line
         # goes in without a join against the whole group.
@@ -318,19 +331,19 @@ def _commit_rows(
             # a piece's rows must not stay in memory until its file's transaction ends
             through_table=not pieces,
         )
-        # A valid line an id conflict quarantines has no raw text in the validated rows (only a
-        # broken line does): its source and event id are its typed values, its text is read again
-        # from its file below (conflicts are few).
+        # A conflicting line's source and event id are its typed values.
         con.execute(
             f"""
             insert into raw.quarantine
             with quarantined as (
               select s.seq, s.file_id, s.line_number,
                      coalesce(s.quarantine_reason, f.fate) as reason,
-                     coalesce(s.quarantine_detail, f.detail) as detail, s.raw_text,
+                     coalesce(s.quarantine_detail, f.detail) as detail,
+                     {"coalesce(s.raw_text, c.raw_text)" if with_texts else "s.raw_text"} as raw_text,
                      s.source, s.event_id
               from {staged} s left join (select * from fates where fate = 'id_conflict') f
                 using (seq)
+              {with_texts}
               where s.quarantine_reason is not null or f.fate is not null
             )
             select q.file_id, g.path, q.line_number, q.reason, q.detail, q.raw_text,
@@ -346,15 +359,6 @@ def _commit_rows(
             """,
             {"now": naive_now},
         )
-        conflicts = con.execute(
-            "select file_id, line_number from fates where fate = 'id_conflict'"
-        ).fetchall()
-        if conflicts:
-            con.executemany(
-                "update raw.quarantine set raw_text = ? "
-                "where file_id = ? and line_number = ? and reason = 'id_conflict'",
-                _conflict_texts(files, conflicts),
-            )
         counts: dict[int, dict[str, int]] = {}
         for file_id, outcome, count in con.execute(
             "select file_id, coalesce(quarantine_reason, 'accepted'), count(*) "
@@ -372,10 +376,8 @@ def _commit_rows(
         con.execute("drop table if exists fates")
 
 
-def _conflict_texts(
-    files: list[_Lines], lines: list[tuple[int, int]]
-) -> list[tuple[str, int, int]]:
-    """(raw text, file id, line number) of each valid line in `lines` ((file id, line number)),
+def _conflict_texts(files: list[_Lines], lines: list[tuple[int, int]]) -> pa.Table:
+    """(file_id, line_number, raw_text) of each valid line in `lines` ((file id, line number)),
     read again from the file it was validated from, as the validator read it.
 
     On a connection of its own: a read error inside the warehouse's transaction would abort it.
@@ -386,7 +388,7 @@ def _conflict_texts(
     wanted: dict[int, list[int]] = {}
     for file_id, line in lines:
         wanted.setdefault(file_id, []).append(line)
-    found = []
+    found: dict[str, list] = {"file_id": [], "line_number": [], "raw_text": []}
     with duckdb.connect() as scratch:
         scratch.execute("set TimeZone = 'UTC'")
         for file_id, numbers in wanted.items():
@@ -396,8 +398,18 @@ def _conflict_texts(
                 raise RuntimeError(f"{source.path}: changed while it was being ingested")
             local = sorted(number - source.offset for number in numbers)
             texts = raw_lines(scratch, text, local)
-            found += [(texts[n], file_id, n + source.offset) for n in local]
-    return found
+            found["file_id"] += [file_id] * len(local)
+            found["line_number"] += [n + source.offset for n in local]
+            found["raw_text"] += [texts[n] for n in local]
+    # (pyarrow imports pandas the first time it converts Python values: only when there are
+    # conflicts)
+    return pa.table(
+        {
+            "file_id": pa.array(found["file_id"], pa.int64()),
+            "line_number": pa.array(found["line_number"], pa.int64()),
+            "raw_text": pa.array(found["raw_text"], pa.string()),
+        }
+    )
 
 
 # A line's place in a group: the file's position in the group, then its line number.
