@@ -229,6 +229,7 @@ def land_events(
     committed_at: datetime | None = None,
     refresh: bool = True,
     run: Callable[[str], list[tuple]] | None = None,
+    through_table: bool = False,
 ) -> list[Path]:
     """Write the events of `relation` (raw.events' columns) as Parquet files, one per UTC date of
     `occurred_at`, and make them visible: manifest rows, dedup keys and the view.
@@ -241,6 +242,10 @@ def land_events(
     names a Python object only the caller's scope can see. With `file_id_from_rows`, a Parquet
     file's manifest `file_id` is that of its rows when they all come from one landing file (NULL
     when several landing files committed together share it; each event keeps its own file_id).
+    With `through_table`, the relation is read once into a temporary table and each date is
+    written by a COPY of its own (DuckDB's PARTITION_BY pass costs about 1.7x the plain writes);
+    the table's rows stay in memory until the transaction ends, so a caller that lands a large
+    file piece by piece in one transaction leaves it off.
     """
     run = run or (lambda sql: con.execute(sql).fetchall())
     root = raw_root(con)
@@ -260,8 +265,28 @@ def land_events(
     # Every date's file in one pass over the relation, into a staging folder (a killed run leaves
     # it to `remove_orphan_event_files`), then each renamed into its date's folder.
     staging = root / "events" / f".{batch_id}.tmp"
+    source = relation
     try:
-        if dates:
+        if dates and through_table:
+            staging.mkdir(parents=True, exist_ok=True)
+            run(f"create or replace temp table __landing as select {columns} from {relation}")
+            source = "__landing"
+            for number, (day, *_) in enumerate(dates):
+                # a range on the column itself: the scan filters it before reading the others
+                which = (
+                    f"occurred_at >= timestamp '{day.isoformat()}' "
+                    f"and occurred_at < timestamp '{day.isoformat()}' + interval 1 day"
+                    if day
+                    else "occurred_at is null"
+                )
+                part = staging / f"__event_date={day.isoformat() if day else 'unknown'}"
+                part.mkdir()
+                con.execute(
+                    f"copy (select * from __landing where {which}) "
+                    f"to {_literal(str(part / f'{number}.parquet'))} "
+                    "(format parquet, compression zstd)"
+                )
+        elif dates:
             staging.mkdir(parents=True, exist_ok=True)
             run(
                 f"copy (select {columns}, coalesce(cast(cast(occurred_at as date) as varchar), "
@@ -304,10 +329,13 @@ def land_events(
                         committed_at,
                     ],
                 )
-        run(
+        read = con.execute if source != relation else run
+        read(
             f"insert into raw.event_keys select source, event_id, key_hash, payload_hash, "
-            f"file_id, line_number, {_literal(batch_id)} from {relation}"
+            f"file_id, line_number, {_literal(batch_id)} from {source}"
         )
+        if source != relation:  # (a failed transaction rolls it back with the rest)
+            con.execute("drop table __landing")
         if refresh:
             refresh_events_view(con)
     except BaseException:

@@ -164,6 +164,36 @@ def test_same_key_with_a_different_payload_is_an_id_conflict_and_the_first_stays
         (1, "id_conflict", "differs from the version kept from file 1 line 1"),
         (4, "id_conflict", "differs from the version kept from line 3"),
     ]
+    # A conflicting line is valid, so validation kept no text for it: the commit reads it again.
+    lines = later.read_text().splitlines()
+    assert query(
+        settings,
+        "select line_number, raw_text, source, event_id from raw.quarantine order by line_number",
+    ) == [(1, lines[0], "gw-1", "7"), (4, lines[3], "gw-1", "8")]
+
+
+def test_a_file_rewritten_between_validation_and_commit_goes_in_later_as_it_is_then(
+    settings: Settings, tmp_path: Path
+) -> None:
+    from ledger.ingest.load import commit_staged
+    from ledger.ingest.stage import Validator
+
+    ingest(settings, write_jsonl(tmp_path / "a.jsonl", [llm("7")]))
+    later = write_jsonl(tmp_path / "b.jsonl", [llm("7", input_tokens=999)])
+    with Validator() as validator:
+        [staged] = validator.validate([later], ingest_time=INGEST_TIME)
+    # The conflicting line's text would be read again from a file that is no longer the one
+    # validated: the commit stops and leaves nothing of it.
+    write_jsonl(later, [llm("8")])
+    with connect(settings.warehouse_path) as con:
+        with pytest.raises(RuntimeError, match="changed while it was being ingested"):
+            commit_staged(con, staged)
+    assert query(settings, "select count(*) from raw.quarantine") == [(0,)]
+    assert query(settings, "select count(*) from raw.ingested_files") == [(1,)]
+
+    [result] = ingest(settings, later)
+
+    assert (result.accepted, result.quarantined) == (1, 0)
 
 
 class _FailBeforeCommit:
@@ -381,21 +411,25 @@ def test_a_line_that_is_not_utf8_is_quarantined_and_the_rest_of_the_file_goes_in
     settings: Settings, tmp_path: Path
 ) -> None:
     spoilt = json.dumps(llm("2", model="XX")).encode().replace(b"XX", b"\xff\xfe")
-    lines = [json.dumps(llm("1")).encode(), spoilt, json.dumps(llm("3")).encode()]
+    # the last line conflicts with the first: its text is read again, decoded the same way
+    conflict = json.dumps(llm("1", input_tokens=5)).encode()
+    lines = [json.dumps(llm("1")).encode(), spoilt, json.dumps(llm("3")).encode(), conflict]
     path = tmp_path / "in" / "mixed.jsonl"
     path.parent.mkdir()
     path.write_bytes(b"\r\n".join(lines) + b"\r\n")
 
     [result] = ingest(settings, path)
 
-    assert (result.rows, result.accepted, result.quarantined) == (3, 2, 1)
-    [(line_number, reason, raw_text)] = query(
-        settings, "select line_number, reason, raw_text from raw.quarantine"
+    assert (result.rows, result.accepted, result.quarantined) == (4, 2, 2)
+    [(line_number, reason, raw_text), conflicting] = query(
+        settings,
+        "select line_number, reason, raw_text from raw.quarantine order by line_number",
     )
     assert (line_number, reason) == (2, "malformed_json")
     # the undecodable bytes are kept, spelt out
     assert raw_text == spoilt.decode("utf-8", errors="backslashreplace")
     assert '"model": "\\xff\\xfe"' in raw_text
+    assert conflicting == (4, "id_conflict", conflict.decode())
     assert query(settings, "select event_id, line_number from raw.events order by 1") == [
         ("1", 1),
         ("3", 3),

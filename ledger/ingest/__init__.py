@@ -21,8 +21,8 @@ __all__ = ["FileResult", "expire_quarantined_text", "ingest_files", "ingest_path
 
 # Files are validated a batch at a time, in one statement: planning the generated validation costs
 # about as much as validating a small file, and a larger input lets DuckDB use every core. The
-# budget bounds the memory a batch holds (its raw text and typed rows) until its files commit; the
-# file cap bounds the statement (each file is one more source in it).
+# budget bounds the memory a batch holds (its typed rows, and the raw text of its broken lines)
+# until its files commit; the file cap bounds the statement (each file is one more source in it).
 BATCH_BYTES = 96 * 2**20
 BATCH_FILES = 64
 # While one batch commits (its small files in one transaction, in path order) the next is

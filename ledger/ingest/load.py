@@ -26,7 +26,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ledger.contract.fields import LINEAGE_COLUMNS, raw_event_columns
-from ledger.ingest.stage import StagedFile, Validator
+from ledger.ingest.files import content_sha256
+from ledger.ingest.stage import StagedFile, Validator, raw_lines
+from ledger.sql import literal
 from ledger.warehouse import KEY_HASH, land_events
 
 # The quarantine reason of a file that cannot be read at all (one row, no line number).
@@ -137,7 +139,10 @@ def commit_group(con: duckdb.DuckDBPyConnection, group: list[StagedFile]) -> lis
         readable = [i for i in todo if group[i].unreadable is None]
         counts = _commit_rows(
             con,
-            [(group[i].rows, file_ids[i], group[i].path) for i in readable],
+            [
+                _Lines(group[i].rows, file_ids[i], group[i].path, sha256=group[i].sha256)
+                for i in readable
+            ],
             naive_now,
             written,
         )
@@ -205,7 +210,8 @@ def commit_chunked(
                     "line_number",
                     pc.add(part.rows["line_number"], offset),
                 )
-                piece_counts = _commit_rows(con, [(rows, file_id, path)], naive_now, written)
+                piece = _Lines(rows, file_id, path, text=chunk, offset=offset)
+                piece_counts = _commit_rows(con, [piece], naive_now, written, pieces=True)
                 for key, count in piece_counts.get(file_id, {}).items():
                     counts[key] = counts.get(key, 0) + count
         if unreadable is None:
@@ -226,39 +232,82 @@ class _Unreadable(Exception):
     """A piece of a chunked file could not be read: roll back, then quarantine the file whole."""
 
 
+@dataclass(frozen=True)
+class _Lines:
+    """The validated rows of a landing file (or of one piece of one) and where they were read."""
+
+    rows: pa.Table
+    file_id: int
+    path: Path  # the landing file
+    # The file the rows were validated from (a piece of a large landing file, else `path`), the
+    # lines before it in the landing file, and the content hash it was validated with (None for a
+    # piece: a copy of our own).
+    text: Path | None = None
+    offset: int = 0
+    sha256: str | None = None
+
+
 def _commit_rows(
     con: duckdb.DuckDBPyConnection,
-    files: list[tuple[pa.Table, int, Path]],
+    files: list[_Lines],
     naive_now: datetime,
     written: list[Path],
+    *,
+    pieces: bool = False,
 ) -> dict[int, dict[str, int]]:
-    """Deduplicate and land the validated rows of `files` ((rows, file id, path), in commit
-    order; a whole file or one piece of one) inside the caller's transaction; Parquet files
-    written are appended to `written`. Returns, per file id, the count of each outcome:
+    """Deduplicate and land the validated rows of `files` (in commit order; a whole file or one
+    piece of one, `pieces`) inside the caller's transaction; Parquet files written are appended
+    to `written`. Returns, per file id, the count of each outcome:
     accepted, duplicate, and each quarantine reason."""
     if not files:
         return {}
-    # The SQL reads `staged` and `group_files` through DuckDB's replacement scan of these local
-    # variables, not `con.register`: a registered table is a view in the catalog, and inside the
-    # transaction a dropped view (and the Arrow rows it holds) lives until the commit, which a
-    # large file's pieces must not.
-    staged = _group_rows(files)
-    group_files = pa.table(
-        {
-            "file_id": pa.array([file_id for _, file_id, _ in files], pa.int64()),
-            "path": pa.array([str(path) for _, _, path in files], pa.string()),
-        }
+    # The SQL reads the validated rows through DuckDB's replacement scan of the local variable
+    # `staged_rows`, not `con.register`: a registered table is a view in the catalog, and inside
+    # the transaction a dropped view (and the Arrow rows it holds) lives until the commit, which a
+    # large file's pieces must not. Each row's file id and place in the group (`seq`) are joined
+    # on in SQL from a VALUES list: building Arrow arrays from Python values would make pyarrow
+    # import pandas (about half a second) in a run that never uses it.
+    staged_rows = pa.concat_tables([f.rows for f in files], promote_options="permissive")
+    indexes = [f.rows["file_index"][0].as_py() for f in files if f.rows.num_rows]
+    if len(set(indexes)) != len(indexes):
+        raise ValueError("the files of a group are validated together (one file index each)")
+    group_files = (
+        "(select * from (values "
+        + ", ".join(
+            f"({f.rows['file_index'][0].as_py() if f.rows.num_rows else -1}, {f.file_id}, "
+            f"{position}, {literal(str(f.path))})"
+            for position, f in enumerate(files)
+        )
+        + ") as g(file_index, file_id, position, path))"
+    )
+    staged = (
+        f"(select r.*, g.file_id, "
+        f"cast(r.line_number as bigint) + g.position * {_SEQ_FILE_STEP} as seq "
+        f"from staged_rows r join {group_files} g using (file_index))"
     )
     # Found from whichever frame issues the statement (a wrapper around `con` included).
     con.execute("set python_scan_all_frames = true")
 
     def run(sql: str, params: dict | None = None) -> list[tuple]:
-        # `staged` and `group_files` are in this frame's scope for the replacement scan
-        assert staged is not None and group_files is not None
+        # `staged_rows` is in this frame's scope for the replacement scan
+        assert staged_rows is not None
         return con.execute(sql, params).fetchall()
 
     try:
-        con.execute(_FATES_SQL)
+        con.execute(_FATES_SQL.replace("{staged}", staged))
+        # A valid line an id conflict quarantines has no raw text in the validated rows (only a
+        # broken line does): read again from its file (conflicts are few), joined on below through
+        # the replacement scan of `conflict_texts`.
+        conflicts = con.execute(
+            "select file_id, line_number from fates where fate = 'id_conflict'"
+        ).fetchall()
+        conflict_texts = _conflict_texts(files, conflicts) if conflicts else None
+        with_texts = (
+            "left join conflict_texts c on f.fate is not null "
+            "and c.file_id = s.file_id and c.line_number = s.line_number"
+            if conflict_texts is not None
+            else ""
+        )
         staged_columns = ", ".join(f"s.{c}" for c in CONTRACT_COLUMNS)
         # `fates` holds only the valid lines that are not accepted (few), so every other valid line
         # goes in without a join against the whole group.
@@ -268,31 +317,44 @@ def _commit_rows(
         accepted = f"""(
             select {staged_columns}, s.payload_hash, {KEY_HASH} as key_hash,
                    s.file_id, s.line_number, timestamp '{stamp}' as ingested_at
-            from staged s
+            from {staged} s
             where s.quarantine_reason is null
               and s.seq not in (select seq from fates)
         )"""
         written += land_events(
-            con, accepted, file_id=None, file_id_from_rows=True, committed_at=naive_now, run=run
+            con,
+            accepted,
+            file_id=None,
+            file_id_from_rows=True,
+            committed_at=naive_now,
+            run=run,
+            # a piece's rows must not stay in memory until its file's transaction ends
+            through_table=not pieces,
         )
+        # A conflicting line's source and event id are its typed values.
         con.execute(
-            """
+            f"""
             insert into raw.quarantine
             with quarantined as (
               select s.seq, s.file_id, s.line_number,
                      coalesce(s.quarantine_reason, f.fate) as reason,
-                     coalesce(s.quarantine_detail, f.detail) as detail, s.raw_text
-              from staged s left join (select * from fates where fate = 'id_conflict') f
+                     coalesce(s.quarantine_detail, f.detail) as detail,
+                     {"coalesce(s.raw_text, c.raw_text)" if with_texts else "s.raw_text"} as raw_text,
+                     s.source, s.event_id
+              from {staged} s left join (select * from fates where fate = 'id_conflict') f
                 using (seq)
+              {with_texts}
               where s.quarantine_reason is not null or f.fate is not null
             )
             select q.file_id, g.path, q.line_number, q.reason, q.detail, q.raw_text,
-                   case when q.reason <> 'malformed_json'
+                   case when q.reason = 'id_conflict' then q.source
+                        when q.reason <> 'malformed_json'
                         then json_extract_string(q.raw_text, '$.source') end,
-                   case when q.reason <> 'malformed_json'
+                   case when q.reason = 'id_conflict' then q.event_id
+                        when q.reason <> 'malformed_json'
                         then json_extract_string(q.raw_text, '$.event_id') end,
                    $now
-            from quarantined q join group_files g using (file_id)
+            from quarantined q join {group_files} g using (file_id)
             order by q.seq
             """,
             {"now": naive_now},
@@ -300,7 +362,7 @@ def _commit_rows(
         counts: dict[int, dict[str, int]] = {}
         for file_id, outcome, count in con.execute(
             "select file_id, coalesce(quarantine_reason, 'accepted'), count(*) "
-            "from staged group by all"
+            f"from {staged} group by all"
         ).fetchall():
             counts.setdefault(file_id, {})[outcome] = count
         for file_id, fate, count in con.execute(
@@ -314,20 +376,44 @@ def _commit_rows(
         con.execute("drop table if exists fates")
 
 
+def _conflict_texts(files: list[_Lines], lines: list[tuple[int, int]]) -> pa.Table:
+    """(file_id, line_number, raw_text) of each valid line in `lines` ((file id, line number)),
+    read again from the file it was validated from, as the validator read it.
+
+    On a connection of its own: a read error inside the warehouse's transaction would abort it.
+    A landing file whose content is no longer the content validated stops the commit (the group
+    rolls back; the next run ingests the file as it is then).
+    """
+    by_id = {f.file_id: f for f in files}
+    wanted: dict[int, list[int]] = {}
+    for file_id, line in lines:
+        wanted.setdefault(file_id, []).append(line)
+    found: dict[str, list] = {"file_id": [], "line_number": [], "raw_text": []}
+    with duckdb.connect() as scratch:
+        scratch.execute("set TimeZone = 'UTC'")
+        for file_id, numbers in wanted.items():
+            source = by_id[file_id]
+            text = source.text or source.path
+            if source.sha256 is not None and content_sha256(text) != source.sha256:
+                raise RuntimeError(f"{source.path}: changed while it was being ingested")
+            local = sorted(number - source.offset for number in numbers)
+            texts = raw_lines(scratch, text, local)
+            found["file_id"] += [file_id] * len(local)
+            found["line_number"] += [n + source.offset for n in local]
+            found["raw_text"] += [texts[n] for n in local]
+    # (pyarrow imports pandas the first time it converts Python values: only when there are
+    # conflicts)
+    return pa.table(
+        {
+            "file_id": pa.array(found["file_id"], pa.int64()),
+            "line_number": pa.array(found["line_number"], pa.int64()),
+            "raw_text": pa.array(found["raw_text"], pa.string()),
+        }
+    )
+
+
 # A line's place in a group: the file's position in the group, then its line number.
 _SEQ_FILE_STEP = 2**40
-
-
-def _group_rows(files: list[tuple[pa.Table, int, Path]]) -> pa.Table:
-    """The rows of `files` as one table with each row's `file_id` and `seq` (its order in the
-    group: files in commit order, lines in line order)."""
-    tables = []
-    for position, (rows, file_id, _) in enumerate(files):
-        n = rows.num_rows
-        rows = rows.append_column("file_id", pa.array([file_id] * n, pa.int64()))
-        seq = pc.add(pc.cast(rows["line_number"], pa.int64()), pa.scalar(position * _SEQ_FILE_STEP))
-        tables.append(rows.append_column("seq", seq))
-    return pa.concat_tables(tables, promote_options="permissive")
 
 
 def _finish(
@@ -429,7 +515,7 @@ _FATES_SQL = f"""
 create or replace temp table fates as
 with valid as (
   select seq, file_id, line_number, source, event_id, payload_hash
-  from staged
+  from {{staged}}
   where quarantine_reason is null
 ),
 firsts as (
@@ -465,6 +551,7 @@ candidates as (
 select
   seq,
   file_id,
+  line_number,
   case
     when earlier_hash = payload_hash then 'duplicate'
     when earlier_hash is not null then 'id_conflict'

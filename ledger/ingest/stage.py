@@ -2,9 +2,10 @@
 
 A `Validator` owns an in-memory DuckDB of its own. It validates a batch of files in one statement
 (`ledger.ingest.validation`, reading their numbered lines straight from the files); the result
-leaves it as one Arrow table per file: every line's verdict, typed values, payload hash and raw
-text. Validation is the larger share of the work; in a database instance of its own it uses every
-core while the warehouse's single-threaded commits are idle, instead of queueing behind them.
+leaves it as one Arrow table per file: every line's verdict, typed values and payload hash, and
+the raw text of each line that breaks a rule. Validation is the larger share of the work; in a
+database instance of its own it uses every core while the warehouse's single-threaded commits are
+idle, instead of queueing behind them.
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ class StagedFile:
     ingest_time: datetime
     seconds: float  # its share of the batch's validation time
     # Every line: file_index, line_number, quarantine_reason, quarantine_detail, the contract
-    # columns, payload_hash and raw_text. None when the file was already ingested.
+    # columns, payload_hash and raw_text (NULL for a valid line). None when the file was already
+    # ingested.
     rows: pa.Table | None
     # Why the file as a whole cannot be read (a truncated or fake gzip, a file that is not
     # Parquet); it is then quarantined whole as `unreadable_file` and `rows` is empty.
@@ -176,6 +178,34 @@ class Validator:
             )
             offset += count
         return staged
+
+
+def raw_lines(con: duckdb.DuckDBPyConnection, path: Path, numbers: list[int]) -> dict[int, str]:
+    """The raw text of lines `numbers` of one landing file, read as the validator reads them
+    (`lines_relation`, or decoded in Python when DuckDB's text reader refuses the file)."""
+    listed = ", ".join(str(int(number)) for number in numbers)
+    try:
+        rows = con.execute(
+            f"select line_number, raw_text from {lines_relation(con, path)} "
+            f"where line_number in ({listed})"
+        ).fetchall()
+    except duckdb.InvalidInputException:
+        if not path.name.endswith(JSONL_SUFFIXES):
+            raise
+        wanted = set(numbers)
+        decoded = decoded_lines(path)
+        rows = [
+            (number, text)
+            for number, text in zip(
+                decoded["line_number"].to_pylist(), decoded["raw_text"].to_pylist(), strict=True
+            )
+            if number in wanted
+        ]
+    found = dict(rows)
+    missing = [number for number in numbers if number not in found]
+    if missing:
+        raise RuntimeError(f"{path}: lines {missing[:5]} are no longer there")
+    return found
 
 
 # What reading a broken file raises: DuckDB's readers (not gzip, truncated, not Parquet), and
