@@ -66,6 +66,11 @@ def _triage_sql(filters: Filters, session_text: str, flags: tuple[str, ...]) -> 
                 ) as turns_over_budget,
                 {slowest}
             from marts.fct_turn_latency
+            -- only the turns of the sessions the list can hold, not all of history
+            where session_id in (
+                select sessions.session_id from marts.fct_session_ledger as sessions
+                where {where}
+            )
             group by session_id
         ),
         triaged as (
@@ -82,7 +87,7 @@ def _triage_sql(filters: Filters, session_text: str, flags: tuple[str, ...]) -> 
             where {" and ".join(conditions)}
         )
     """
-    return sql, params
+    return sql, [*params, *params]
 
 
 @cached
