@@ -43,8 +43,9 @@ COST_BREAKDOWNS = {
 def margin_headline(
     version: str, filters: Filters, previous: Filters
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """`period_totals` and `margin_by_tenant` of `filters` and of `previous` (the comparison
-    period), in one statement: the same four answers, one round trip instead of four."""
+    """The totals (as `period_totals`) and the per-tenant figures (sessions, billable minutes,
+    revenue, cost per component, margin, waste, savings) of `filters` and of `previous` (the
+    comparison period): four answers from one statement instead of four."""
     now, now_params = session_filter(filters)
     before, before_params = session_filter(previous)
     figures = f"{SESSION_AGGREGATES},\n            {PERIOD_EXTRAS}"
