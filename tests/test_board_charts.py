@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import base64
 import json
 from datetime import date
 
-import numpy as np
 import pandas as pd
 import plotly.express as px
 import plotly.io as pio
@@ -78,20 +76,9 @@ def test_sunburst_is_px_sunburst() -> None:
         }
     )
     path = ["component", "provider", "model"]
-    light = spec(charts.sunburst(costs, path=path, values="cost", height=380, title="Cost (EUR)"))
-    drawn = spec(px.sunburst(costs, path=path, values="cost", height=380, title="Cost (EUR)"))
-
-    def nodes(figure: dict) -> set:
-        [trace] = figure["data"]
-        encoded = trace["values"]  # plotly's typed array: {"dtype": "f8", "bdata": base64}
-        values = np.frombuffer(base64.b64decode(encoded["bdata"]), dtype=encoded["dtype"])
-        return set(
-            zip(trace["ids"], trace["labels"], trace["parents"], values.tolist(), strict=True)
-        )
-
-    assert nodes(light) == nodes(drawn)
-    assert len(nodes(light)) == 11
-    for figure in (light, drawn):
-        for key in ("ids", "labels", "parents", "values"):
-            figure["data"][0].pop(key)
-    assert light == drawn
+    light = charts.sunburst(costs, path=path, values="cost", height=380, title="Cost (EUR)")
+    drawn = px.sunburst(costs, path=path, values="cost", height=380, title="Cost (EUR)")
+    # Same nodes in the same order (sector colours follow it): 4 leaves (asr's model is empty,
+    # so deepgram is its last level), 4 providers, 3 components.
+    assert spec(light) == spec(drawn)
+    assert len(light.data[0].ids) == 11
