@@ -46,6 +46,14 @@ class Publication:
     last_date: date | None
     # Copies written by `ledger replay` (SPEC 11): the boards leave them out unless asked.
     replay_sessions: int = 0
+    # The sidebar's choices: the ledger's distinct tenants, scenarios and pipelines.
+    tenants: tuple[str, ...] = ()
+    scenarios: tuple[str, ...] = ()
+    pipelines: tuple[str, ...] = ()
+
+
+# The sidebar's choice columns of fct_session_ledger, each as a sorted list of its values.
+_CHOICES = ("tenant_id", "scenario", "pipeline")
 
 
 def published_path() -> Path:
@@ -143,9 +151,9 @@ def _viewer() -> Viewer:
     return viewer
 
 
-def run(version: str, sql: str, params: list | None = None) -> pd.DataFrame:
-    """Run one parameterised statement on the reader's view of the published copy; DECIMAL stays
-    Decimal.
+def _fetch(version: str, sql: str, params: list | None) -> tuple[list[str], list[tuple]]:
+    """The column names and Python rows of one statement on the reader's view of the published
+    copy (DECIMAL stays Decimal).
 
     The reader comes from the request (dashboards/access.py), never from `version`: a version
     naming another reader's scope is refused. Each call takes its own cursor: Streamlit serves
@@ -169,28 +177,62 @@ def run(version: str, sql: str, params: list | None = None) -> pd.DataFrame:
         rows = cursor.fetchall()
     finally:
         cursor.close()
+    return names, rows
+
+
+def run(version: str, sql: str, params: list | None = None) -> pd.DataFrame:
+    """Run one parameterised statement on the reader's view of the published copy; DECIMAL stays
+    Decimal (see `_fetch`)."""
+    names, rows = _fetch(version, sql, params)
     # Built from Python rows (not .df()) so money columns stay exact Decimal objects.
     return pd.DataFrame.from_records(rows, columns=names)
+
+
+def run_parts(
+    version: str, sql: str, params: list | None, parts: dict[str, frozenset[str]]
+) -> dict[str, pd.DataFrame]:
+    """Several answers from one statement (one round trip instead of one per answer).
+
+    `sql`'s first column names the answer a row belongs to; `parts` maps each answer to the
+    columns it has not got (the rest, in the statement's order, it has). Each frame is built from
+    its own rows only, exactly as if its statement had run alone.
+    """
+    names, rows = _fetch(version, sql, params)
+    frames = {}
+    for part, absent in parts.items():
+        positions = [i for i, name in enumerate(names) if i > 0 and name not in absent]
+        frames[part] = pd.DataFrame.from_records(
+            [tuple(row[i] for i in positions) for row in rows if row[0] == part],
+            columns=[names[i] for i in positions],
+        )
+    return frames
 
 
 @st.cache_data(ttl=60, max_entries=8, show_spinner=False)
 def publication(version: str) -> Publication | None:
     """The publication record, or None when the copy has no sessions to show."""
     try:
-        meta = run(version, "select * from main.publication")
-        span = run(
+        # One statement for everything the sidebar shows: the publication row, the ledger's span
+        # and its tenants, scenarios and pipelines (each round trip on a fresh connection costs).
+        choices = "".join(
+            f", list_sort(list(distinct {c}) filter (where {c} is not null)) as choice_{c}"
+            for c in _CHOICES
+        )
+        meta = run(
             version,
             # The default period follows recorded traffic: replayed copies may be shifted anywhere.
+            "select publication.*, span.* from main.publication cross join ("
             "select count(*) as sessions, count(*) filter (where is_replay) as replay_sessions, "
             "coalesce(min(business_date) filter (where not is_replay), min(business_date)) "
             "as first_date, "
             "coalesce(max(business_date) filter (where not is_replay), max(business_date)) "
-            "as last_date from marts.fct_session_ledger",
+            f"as last_date{choices} "
+            "from marts.fct_session_ledger) as span",
         )
     except duckdb.CatalogException:
         # A copy published before any model existed: treat it as empty.
         return None
-    if meta.empty or int(span.at[0, "sessions"]) == 0:
+    if meta.empty or int(meta.at[0, "sessions"]) == 0:
         return None
     row = meta.iloc[0]
     return Publication(
@@ -202,8 +244,11 @@ def publication(version: str) -> Publication | None:
         events=int(row["events"]),
         currency=str(row["reporting_currency"]),
         timezone=str(row["timezone"]),
-        sessions=int(span.at[0, "sessions"]),
-        first_date=span.at[0, "first_date"],
-        last_date=span.at[0, "last_date"],
-        replay_sessions=int(span.at[0, "replay_sessions"]),
+        sessions=int(row["sessions"]),
+        first_date=row["first_date"],
+        last_date=row["last_date"],
+        replay_sessions=int(row["replay_sessions"]),
+        tenants=tuple(row["choice_tenant_id"]),
+        scenarios=tuple(row["choice_scenario"]),
+        pipelines=tuple(row["choice_pipeline"]),
     )

@@ -12,7 +12,6 @@ from datetime import date, timedelta
 import streamlit as st
 
 from dashboards.connection import Publication
-from dashboards.queries.sidebar import filter_options
 
 DEFAULT_DAYS = 7
 _CONTEXT_KEY = "_boards_context"
@@ -88,7 +87,6 @@ def _dates(value: object, fallback: tuple[date, date]) -> tuple[date, date]:
 
 def render_sidebar(publication: Publication) -> PageContext:
     """Draw the filters and the publication line; remember them for the page about to run."""
-    options = filter_options(publication.version)
     period = default_period(publication.first_date, publication.last_date)
     with st.sidebar:
         st.header("Filters")
@@ -99,13 +97,19 @@ def render_sidebar(publication: Publication) -> PageContext:
             help=f"Session start dates in {publication.timezone}.",
         )
         tenants = st.multiselect(
-            "Tenant", options["tenant_id"], key="filter_tenants", placeholder="All tenants"
+            "Tenant", list(publication.tenants), key="filter_tenants", placeholder="All tenants"
         )
         scenarios = st.multiselect(
-            "Scenario", options["scenario"], key="filter_scenarios", placeholder="All scenarios"
+            "Scenario",
+            list(publication.scenarios),
+            key="filter_scenarios",
+            placeholder="All scenarios",
         )
         pipelines = st.multiselect(
-            "Pipeline", options["pipeline"], key="filter_pipelines", placeholder="All pipelines"
+            "Pipeline",
+            list(publication.pipelines),
+            key="filter_pipelines",
+            placeholder="All pipelines",
         )
         include_replays = st.toggle(
             "Include replayed sessions",

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pandas as pd
-import plotly.express as px
 import streamlit as st
 
+from dashboards import charts
 from dashboards.comparison import Comparison
 from dashboards.filters import page_context, page_header
 from dashboards.formatting import count_delta, lag_text
@@ -86,7 +86,7 @@ with left:
 with right:
     if not reasons.empty:
         st.plotly_chart(
-            px.bar(
+            charts.bar(
                 reasons, x="reason", y="rows", labels={"reason": "", "rows": "Rows"}, height=260
             ),
             key="quality_reasons_chart",

@@ -6,10 +6,10 @@ from __future__ import annotations
 from decimal import ROUND_HALF_EVEN, Decimal
 
 import pandas as pd
-import plotly.express as px
 import plotly.graph_objects as go
 import streamlit as st
 
+from dashboards import charts
 from dashboards.comparison import Comparison
 from dashboards.filters import page_context, page_header
 from dashboards.formatting import milliseconds, ms_delta, share, share_delta
@@ -52,14 +52,18 @@ filters, currency, version = context.filters, context.currency, context.version
 page_header("Experience", context)
 comparison = Comparison.of(context)
 
-experience = queries.experience_totals(version, filters).iloc[0]
+experience, earlier = (
+    frame.iloc[0]
+    for frame in queries.headline_pair(version, "experience", filters, comparison.previous)
+)
 if int(experience["sessions"]) == 0:
     st.info("No sessions in the selected period and filters. Widen the date range in the sidebar.")
     st.stop()
-earlier = queries.experience_totals(version, comparison.previous).iloc[0]
 comparison = comparison.counted(int(earlier["sessions"]))
-first_audio = queries.first_audio_totals(version, filters).iloc[0]
-first_audio_before = queries.first_audio_totals(version, comparison.previous).iloc[0]
+first_audio, first_audio_before = (
+    frame.iloc[0]
+    for frame in queries.headline_pair(version, "first_audio", filters, comparison.previous)
+)
 
 # ---- headline rates ------------------------------------------------------------------------------
 row1, row2 = st.columns(4), st.columns(4)
@@ -247,7 +251,7 @@ with left:
 with right:
     if int(kinds["degradations"].sum()) > 0:
         st.plotly_chart(
-            px.bar(
+            charts.bar(
                 kinds,
                 x="kind_name",
                 y="degradations",
@@ -264,12 +268,11 @@ if concurrency.empty:
     st.caption("No session time in the selected period.")
 else:
     st.plotly_chart(
-        px.line(
+        charts.line(
             concurrency,
             x="business_date",
             y="peak_concurrent_sessions",
             color="tenant_id",
-            markers=True,
             labels={
                 "business_date": "",
                 "peak_concurrent_sessions": "Peak concurrent sessions",

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-import plotly.express as px
 import plotly.graph_objects as go
 import streamlit as st
 
+from dashboards import charts
 from dashboards.comparison import Comparison, covered, week_label
 from dashboards.filters import page_context, page_header
 from dashboards.formatting import money, money_delta, percent, points_delta
@@ -33,14 +33,17 @@ filters, currency, version = context.filters, context.currency, context.version
 page_header("Margin", context)
 comparison = Comparison.of(context)
 
-by_tenant = queries.margin_by_tenant(version, filters)
+# The period's and the comparison period's totals and tenants: one statement.
+totals_now, totals_before, by_tenant, earlier = queries.margin_headline(
+    version, filters, comparison.previous
+)
 if by_tenant.empty:
     st.info("No sessions in the selected period and filters. Widen the date range in the sidebar.")
     st.stop()
 
 # ---- headline ------------------------------------------------------------------------------------
-now = PeriodKpis.from_totals(queries.period_totals(version, filters))
-before = PeriodKpis.from_totals(queries.period_totals(version, comparison.previous))
+now = PeriodKpis.from_totals(totals_now)
+before = PeriodKpis.from_totals(totals_before)
 comparison = comparison.counted(before.sessions)
 cells = st.columns(4)
 cells[0].metric(
@@ -77,7 +80,7 @@ by_tenant["gross_margin_pct"] = [
     for revenue, cost in zip(by_tenant["revenue"], by_tenant["total_cost"], strict=True)
 ]
 # Each tenant against its own comparison period (same length, just before; same filters).
-earlier = queries.margin_by_tenant(version, comparison.previous).set_index("tenant_id")
+earlier = earlier.set_index("tenant_id")
 by_tenant["revenue_change"] = comparison.tenant_changes(by_tenant, earlier, "revenue")
 by_tenant["margin_change"] = comparison.tenant_changes(by_tenant, earlier, "gross_margin")
 by_tenant["sessions_link"] = tenant_sessions_links(filters, by_tenant["tenant_id"])
@@ -153,12 +156,11 @@ periods["sessions_link"] = [
     )
     for start, tenant in zip(periods["period_start"], periods["tenant_id"], strict=True)
 ]
-margin_chart = px.line(
+margin_chart = charts.line(
     periods.assign(gross_margin=money_series(periods["gross_margin"])),
     x="period",
     y="gross_margin",
     color="tenant_id",
-    markers=True,
     labels={"gross_margin": f"Gross margin ({currency})", "period": "", "tenant_id": "Tenant"},
     height=340,
 )
@@ -209,7 +211,7 @@ if not costs.empty:
     chart_data = costs.assign(cost=money_series(costs["cost"]))
     chart_data = chart_data[chart_data["cost"] > 0]
     if not chart_data.empty:
-        sunburst = px.sunburst(
+        sunburst = charts.sunburst(
             chart_data, path=levels, values="cost", height=380, title=f"Cost ({currency})"
         )
         st.plotly_chart(sunburst, key="margin_cost_sunburst")
@@ -230,7 +232,7 @@ if not costs.empty:
     st.caption(adds_up_note(costs["cost"].sum(), currency, "priced cost of the usage lines"))
 
 # ---- savings by kind -----------------------------------------------------------------------------
-totals = queries.period_totals(version, filters).iloc[0]
+totals = totals_now.iloc[0]
 st.subheader("Cache savings by kind")
 kinds = st.columns(len(SAVINGS_KINDS))
 by_kind = round_to_total([totals[f"{kind}_cache_savings"] for kind in SAVINGS_KINDS])
@@ -242,7 +244,7 @@ st.caption(adds_up_note(totals["cache_savings"], currency, "cache savings of the
 st.subheader("LLM cost by phase and route")
 phases = adding_up(queries.cost_by_phase_route(version, filters), "llm_cost", "llm_cache_savings")
 if not phases.empty:
-    phase_chart = px.bar(
+    phase_chart = charts.bar(
         phases.assign(llm_cost=money_series(phases["llm_cost"])),
         x="phase",
         y="llm_cost",

@@ -8,7 +8,7 @@ import streamlit as st
 
 from ledger.vocabulary import COMPONENTS, SAVINGS_KINDS
 
-if TYPE_CHECKING:  # dashboards.filters imports the sidebar's query: no import at run time
+if TYPE_CHECKING:  # for the annotations only
     from dashboards.filters import Filters
 
 QUERY_TTL_SECONDS = 300
@@ -64,3 +64,6 @@ SESSION_AGGREGATES = f"""count(*) as sessions,
             coalesce(sum(interruption_waste_cost), 0) as interruption_waste_cost,
             coalesce(sum(cache_savings), 0) as cache_savings,
             {_MONEY_SUMS}"""
+# What a period's totals add to SESSION_AGGREGATES (the overview's and the margin's headline).
+PERIOD_EXTRAS = """count(revenue) as billed_sessions,
+            count(*) filter (where has_unpriced_usage) as sessions_with_unpriced_usage"""

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from dashboards.connection import run
+from dashboards.connection import run, run_parts
 from dashboards.queries.common import allowed, cached, session_filter
 from ledger.sql import literal
 from ledger.vocabulary import BUDGET_LINES, DEGRADATION_KINDS
@@ -49,22 +49,32 @@ def latency_budget(version: str, filters: Filters, breakdown: str = "none") -> p
     """
     group = allowed(breakdown, BUDGET_BREAKDOWNS)
     where, params = session_filter(filters, alias="turns")
-    sql = f"""
-        with providers as (
+    if breakdown == "provider":
+        # Only this breakdown needs each turn's provider: the usage lines of the filtered turns'
+        # sessions (never the whole of fct_usage_lines), at most one row per turn.
+        providers = f"""providers as (
             select
                 session_id,
                 turn_index,
                 string_agg(distinct provider, ' + ' order by provider) as provider
             from marts.fct_usage_lines
             where component in ('llm', 'realtime') and turn_index is not null
+                and session_id in (select turns.session_id from marts.fct_turn_latency as turns
+                    where {where})
             group by session_id, turn_index
-        ),
+        ),"""
+        provider_join = """left join providers
+                on turns.session_id = providers.session_id
+                and turns.turn_index = providers.turn_index"""
+        params = [*params, *params]
+    else:
+        providers, provider_join = "", ""
+    sql = f"""
+        with {providers}
         turns as (
             select turns.*, {_PROFILE_KEY} as profile_key, {group} as breakdown
             from marts.fct_turn_latency as turns
-            left join providers
-                on turns.session_id = providers.session_id
-                and turns.turn_index = providers.turn_index
+            {provider_join}
             where {where}
         ),
         profiles as (
@@ -182,6 +192,33 @@ def experience_totals(version: str, filters: Filters) -> pd.DataFrame:
         where {where}
     """
     return run(version, sql, params)
+
+
+# The tables and figures of the headline pairs (this period and the comparison period).
+_HEADLINES = {
+    "experience": ("marts.fct_session_experience", EXPERIENCE_SUMS),
+    "first_audio": ("marts.fct_turn_latency", FIRST_AUDIO_FIGURES),
+}
+
+
+@cached
+def headline_pair(
+    version: str, figures: str, filters: Filters, previous: Filters
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """`experience_totals` (figures `experience`) or `first_audio_totals` (`first_audio`) of
+    `filters` and of `previous`, in one statement instead of two."""
+    table, select = _HEADLINES[allowed(figures, {k: k for k in _HEADLINES})]
+    now, now_params = session_filter(filters)
+    before, before_params = session_filter(previous)
+    sql = f"""
+        select 'now' as part, {select} from {table} where {now}
+        union all
+        select 'before' as part, {select} from {table} where {before}
+    """
+    parts = run_parts(
+        version, sql, [*now_params, *before_params], {"now": frozenset(), "before": frozenset()}
+    )
+    return parts["now"], parts["before"]
 
 
 @cached

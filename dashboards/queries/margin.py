@@ -6,8 +6,9 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from dashboards.connection import run
+from dashboards.connection import run, run_parts
 from dashboards.queries.common import (
+    PERIOD_EXTRAS,
     SESSION_AGGREGATES,
     allowed,
     cached,
@@ -25,7 +26,7 @@ __all__ = [
     "cost_breakdown",
     "cost_by_phase_route",
     "margin_by_period",
-    "margin_by_tenant",
+    "margin_headline",
     "period_totals",
 ]
 
@@ -39,19 +40,41 @@ COST_BREAKDOWNS = {
 
 
 @cached
-def margin_by_tenant(version: str, filters: Filters) -> pd.DataFrame:
-    """Per tenant: sessions, billable minutes, revenue, cost per component, margin, waste, savings."""
-    cte, params = sessions_cte(filters)
+def margin_headline(
+    version: str, filters: Filters, previous: Filters
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The totals (as `period_totals`) and the per-tenant figures (sessions, billable minutes,
+    revenue, cost per component, margin, waste, savings) of `filters` and of `previous` (the
+    comparison period): four answers from one statement instead of four."""
+    now, now_params = session_filter(filters)
+    before, before_params = session_filter(previous)
+    figures = f"{SESSION_AGGREGATES},\n            {PERIOD_EXTRAS}"
     sql = f"""
-        with {cte}
-        select
-            tenant_id,
-            {SESSION_AGGREGATES}
-        from sessions
-        group by tenant_id
-        order by tenant_id
+        with current_period as (select * from marts.fct_session_ledger where {now}),
+        previous_period as (select * from marts.fct_session_ledger where {before})
+        select 'now' as part, null::varchar as tenant_id, {figures} from current_period
+        union all
+        select 'before' as part, null::varchar as tenant_id, {figures} from previous_period
+        union all
+        select 'now_by_tenant' as part, tenant_id, {figures} from current_period group by tenant_id
+        union all
+        select 'before_by_tenant' as part, tenant_id, {figures} from previous_period group by tenant_id
+        order by part, tenant_id
     """
-    return run(version, sql, params)
+    totals = frozenset({"tenant_id"})
+    by_tenant = frozenset({"billed_sessions", "sessions_with_unpriced_usage"})
+    parts = run_parts(
+        version,
+        sql,
+        [*now_params, *before_params],
+        {
+            "now": totals,
+            "before": totals,
+            "now_by_tenant": by_tenant,
+            "before_by_tenant": by_tenant,
+        },
+    )
+    return parts["now"], parts["before"], parts["now_by_tenant"], parts["before_by_tenant"]
 
 
 @cached

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from dashboards.connection import run
-from dashboards.queries.common import SESSION_AGGREGATES, cached, sessions_cte
+from dashboards.queries.common import PERIOD_EXTRAS, SESSION_AGGREGATES, cached, sessions_cte
 
 if TYPE_CHECKING:
     from dashboards.filters import Filters
@@ -21,8 +21,7 @@ def period_totals(version: str, filters: Filters) -> pd.DataFrame:
         with {cte}
         select
             {SESSION_AGGREGATES},
-            count(revenue) as billed_sessions,
-            count(*) filter (where has_unpriced_usage) as sessions_with_unpriced_usage
+            {PERIOD_EXTRAS}
         from sessions
     """
     return run(version, sql, params)

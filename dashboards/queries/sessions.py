@@ -50,12 +50,8 @@ PAGE_SIZE = 50
 
 def _triage_sql(filters: Filters, session_text: str, flags: tuple[str, ...]) -> tuple[str, list]:
     """The joined sessions and their turn figures, filtered: the id text looks at every date."""
-    if session_text:
-        # Looking a session up by id should find it whatever period the sidebar shows.
-        where, params = "contains(lower(sessions.session_id), lower(?))", [session_text]
-    else:
-        where, params = session_filter(filters, alias="sessions")
-    conditions = [where, *(allowed(flag, TRIAGE_FLAGS) for flag in flags)]
+    where, params = _scope(filters, session_text)
+    conditions, _ = _where(filters, session_text, flags)
     slowest = ",\n".join(f"max({line}_ms) as slowest_{line}_ms" for line in BUDGET_LINES)
     sql = f"""
         with turns as (
@@ -66,6 +62,11 @@ def _triage_sql(filters: Filters, session_text: str, flags: tuple[str, ...]) -> 
                 ) as turns_over_budget,
                 {slowest}
             from marts.fct_turn_latency
+            -- only the turns of the sessions the list can hold, not all of history
+            where session_id in (
+                select sessions.session_id from marts.fct_session_ledger as sessions
+                where {where}
+            )
             group by session_id
         ),
         triaged as (
@@ -79,10 +80,24 @@ def _triage_sql(filters: Filters, session_text: str, flags: tuple[str, ...]) -> 
                 turns.* exclude (session_id, turns_over_budget)
             from marts.fct_session_ledger as sessions
             left join turns on sessions.session_id = turns.session_id
-            where {" and ".join(conditions)}
+            where {conditions}
         )
     """
-    return sql, params
+    return sql, [*params, *params]
+
+
+def _scope(filters: Filters, session_text: str) -> tuple[str, list]:
+    """The sessions the list looks at: the sidebar's, or by id text at any date."""
+    if session_text:
+        # Looking a session up by id should find it whatever period the sidebar shows.
+        return "contains(lower(sessions.session_id), lower(?))", [session_text]
+    return session_filter(filters, alias="sessions")
+
+
+def _where(filters: Filters, session_text: str, flags: tuple[str, ...]) -> tuple[str, list]:
+    """The list's condition on the joined row: its scope and every triage flag."""
+    where, params = _scope(filters, session_text)
+    return " and ".join([where, *(allowed(flag, TRIAGE_FLAGS) for flag in flags)]), params
 
 
 @cached
@@ -90,8 +105,15 @@ def count_sessions(
     version: str, filters: Filters, session_text: str = "", flags: tuple[str, ...] = ()
 ) -> int:
     """How many sessions the triage list holds (every page of it)."""
-    sql, params = _triage_sql(filters, session_text, flags)
-    return int(run(version, sql + "select count(*) as n from triaged", params)["n"].iloc[0])
+    if "over_budget" in flags:
+        sql, params = _triage_sql(filters, session_text, flags)
+        sql += "select count(*) as n from triaged"
+    else:
+        # No flag looks at the turns: the list holds one row per matching session (the turn
+        # figures join at most one row to each), so they are counted without them.
+        where, params = _where(filters, session_text, flags)
+        sql = f"select count(*) as n from marts.fct_session_ledger as sessions where {where}"
+    return int(run(version, sql, params)["n"].iloc[0])
 
 
 @cached
