@@ -155,3 +155,28 @@
         {{ found.relation }}
     {%- endif -%}
 {%- endmacro %}
+
+{#- On a refresh run, [first, last] UTC date (as text) on which the sessions of the refreshed weeks
+    (`sessions_relation`, by `business_date`) have events, from the planner's index
+    `ops.session_event_dates`; [none, none] when they have none; none when there is no index to
+    ask, so the caller reads every date (Spark: the index stays in the DuckDB warehouse, and a
+    Spark refresh rewrites each incremental table whole anyway). -#}
+{% macro refreshed_weeks_event_date_bounds(sessions_relation) -%}
+    {{ return(adapter.dispatch('refreshed_weeks_event_date_bounds')(sessions_relation)) }}
+{%- endmacro %}
+
+{% macro default__refreshed_weeks_event_date_bounds(sessions_relation) -%}
+    {%- if not (execute and is_refresh_run()) -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {%- set bounds = run_query(
+        "select cast(min(event_date) as string), cast(max(event_date) as string)"
+        ~ " from ops.session_event_dates where session_id in (select session_id from "
+        ~ sessions_relation ~ " where " ~ refresh_condition('business_date', 'week') ~ ")"
+    ) -%}
+    {{ return(bounds.rows[0].values() | list) }}
+{%- endmacro %}
+
+{% macro spark__refreshed_weeks_event_date_bounds(sessions_relation) -%}
+    {{ return(none) }}
+{%- endmacro %}

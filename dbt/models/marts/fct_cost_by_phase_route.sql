@@ -3,18 +3,10 @@
     Incremental refresh: the rows of the refreshed ISO weeks (by the session's business date) are
     recomputed from the sessions of those weeks and their usage lines, read only on the UTC dates
     those sessions have events on (from the planner's index `ops.session_event_dates`, so a line
-    is never missed however far from its session's start it lies).
+    is never missed however far from its session's start it lies; on Spark, which has no such
+    index, on every date).
 -#}
-{%- set usage_dates = [none, none] -%}
-{%- if execute and is_refresh_run() -%}
-    {%- set bounds = run_query(
-        "select cast(min(event_date) as varchar), cast(max(event_date) as varchar)"
-        ~ " from ops.session_event_dates where session_id in (select session_id from "
-        ~ ref('int_sessions_resolved') ~ " where " ~ refresh_condition('business_date', 'week')
-        ~ ")"
-    ) -%}
-    {%- set usage_dates = bounds.rows[0].values() | list -%}
-{%- endif -%}
+{%- set usage_dates = refreshed_weeks_event_date_bounds(ref('int_sessions_resolved')) -%}
 with
 
 sessions as (
@@ -23,7 +15,7 @@ sessions as (
 
 usage_lines as (
     select * from {{ ref('int_usage_lines_priced') }}
-    {%- if is_refresh_run() %}
+    {%- if is_refresh_run() and usage_dates is not none %}
     {%- if usage_dates[0] is none %}
     where false
     {%- else %}
