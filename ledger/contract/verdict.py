@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from pydantic import ValidationError
 
 from ledger.contract.events import EVENT_TYPES, MODEL_BY_EVENT_TYPE
-from ledger.contract.fields import COMMON_FIELDS
+from ledger.contract.fields import COMMON_FIELDS, all_fields
 
 FUTURE_TOLERANCE = timedelta(minutes=5)
 
@@ -56,15 +56,33 @@ def _reason(error: dict) -> str:
     return "bad_value"
 
 
+class _Number(float):
+    """A JSON number with a fraction or an exponent, which keeps the text it was sent as."""
+
+    text: str
+
+    def __new__(cls, text: str) -> _Number:
+        number = super().__new__(cls, text)
+        number.text = text
+        return number
+
+
 def verdict(raw_text: str, ingest_time: datetime) -> Verdict:
     try:
-        document = json.loads(raw_text)
+        document = json.loads(raw_text, parse_float=_Number)
     except ValueError:
         return ("malformed_json", None)
     if not isinstance(document, dict):
         return ("malformed_json", None)
     # A null carries nothing: it counts as an absent key, for known and unknown fields alike.
-    document = {key: value for key, value in document.items() if value is not None}
+    # A decimal sent as such a number is judged by its own text, as the same value sent as a
+    # string is (a float would be the nearest double's value, not the number sent).
+    decimals = {name for name, field in all_fields().items() if field.kind == "decimal"}
+    document = {
+        key: value.text if key in decimals and isinstance(value, _Number) else value
+        for key, value in document.items()
+        if value is not None
+    }
     for name in COMMON_FIELDS:
         if name not in document:
             return ("missing_field", name)
