@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 
 from pydantic import ValidationError
 
+from ledger.contract import exact_json
 from ledger.contract.events import EVENT_TYPES, MODEL_BY_EVENT_TYPE
 from ledger.contract.fields import COMMON_FIELDS, all_fields
 
@@ -56,20 +57,9 @@ def _reason(error: dict) -> str:
     return "bad_value"
 
 
-class _Number(float):
-    """A JSON number with a fraction or an exponent, which keeps the text it was sent as."""
-
-    text: str
-
-    def __new__(cls, text: str) -> _Number:
-        number = super().__new__(cls, text)
-        number.text = text
-        return number
-
-
 def verdict(raw_text: str, ingest_time: datetime) -> Verdict:
     try:
-        document = json.loads(raw_text, parse_float=_Number)
+        document = exact_json.loads(raw_text)
     except ValueError:
         return ("malformed_json", None)
     if not isinstance(document, dict):
@@ -79,7 +69,7 @@ def verdict(raw_text: str, ingest_time: datetime) -> Verdict:
     # string is (a float would be the nearest double's value, not the number sent).
     decimals = {name for name, field in all_fields().items() if field.kind == "decimal"}
     document = {
-        key: value.text if key in decimals and isinstance(value, _Number) else value
+        key: value.text if key in decimals and isinstance(value, exact_json.JsonNumber) else value
         for key, value in document.items()
         if value is not None
     }
