@@ -172,6 +172,22 @@ def test_a_json_array_is_accepted_like_json_lines(collector):
     assert len(_stored_lines(collector.landing / body["file"])) == 2
 
 
+def test_numbers_are_stored_as_sent_when_the_collector_adds_the_source(collector):
+    # Written again to add the token's source, a line keeps its numbers' text: through a float,
+    # 0.10000000000000000000000001 would land as 0.1 and be accepted so, not refused as it is.
+    exact = "0.10000000000000000000000001"
+    event = {key: value for key, value in _event(8).items() if key != "audio_seconds"}
+    sent = json.dumps(event)[:-1] + f', "audio_seconds": {exact}}}'
+    landed = json.dumps({"source": "gw-a", **event})[:-1] + f', "audio_seconds": {exact}}}'
+    headers = {"Authorization": f"Bearer {TOKENS['gw-a']}"}
+    for content_type, body in (("application/x-ndjson", sent), ("application/json", f"[{sent}]")):
+        status, reply = collector.request(
+            "POST", "/v1/events", body.encode(), {**headers, "Content-Type": content_type}
+        )
+        assert (status, reply["accepted"]) == (202, 1)
+        assert (collector.landing / reply["file"]).read_text() == landed + "\n"
+
+
 @pytest.mark.parametrize(
     "authorization",
     [None, "Bearer ", "Bearer wrong-token", f"Basic {TOKENS['gw-a']}", TOKENS["gw-a"]],

@@ -105,6 +105,12 @@ def line(kind: str, /, **changes: object) -> str:
     return json.dumps(event(kind, **changes))
 
 
+def number_line(kind: str, name: str, number: str, /, **changes: object) -> str:
+    """A line whose field `name` is the JSON number `number`, written as given (json.dumps would
+    write a float's shortest text), after the other fields."""
+    return line(kind, **{name: ..., **changes})[:-1] + f', "{name}": {number}}}'
+
+
 # (raw line, expected verdict) — every quarantine reason the contract can give, and the edge cases
 # where a lax parser and a strict one would disagree.
 CASES: list[tuple[str, tuple[str, str | None] | None]] = [
@@ -167,6 +173,35 @@ CASES: list[tuple[str, tuple[str, str | None] | None]] = [
     (line("tts.usage", audio_seconds="1.1234560"), None),
     (line("tts.usage", audio_seconds="1234567890123.5"), ("bad_value", "audio_seconds")),
     (line("tts.usage", audio_seconds=1e3), None),
+    # A decimal sent as a JSON number is judged by its own text, as the same text sent as a string
+    # (a double would read 0.10000000000000000000000001 as 0.1): exact, or quarantined.
+    (
+        number_line("tts.usage", "audio_seconds", "0.10000000000000000000000001"),
+        ("bad_value", "audio_seconds"),
+    ),
+    (number_line("tts.usage", "audio_seconds", "1.1234567"), ("bad_value", "audio_seconds")),
+    (number_line("tts.usage", "audio_seconds", "1234567890123.5"), ("bad_value", "audio_seconds")),
+    (number_line("cost.reported", "amount", "0.0125000000000000000001"), ("bad_value", "amount")),
+    (number_line("tts.usage", "audio_seconds", "123456789012.123456"), None),
+    (number_line("tts.usage", "audio_seconds", "12.500000"), None),
+    (number_line("tts.usage", "audio_seconds", "1.1234560"), None),
+    # No exponent, as in a string: 1e2 is bad_type even though its value (100) would fit.
+    (number_line("tts.usage", "audio_seconds", "1e2"), ("bad_type", "audio_seconds")),
+    (number_line("infra.usage", "quantity", "2.5E-3"), ("bad_type", "quantity")),
+    (number_line("turn.shadow", "endpointing_ms", "-1.5e0"), ("bad_type", "endpointing_ms")),
+    # The key is found however JSON spells it, and not inside a string value.
+    (
+        number_line(
+            "tts.usage", "audio\\u005Fseconds", "0.10000000000000000000000001", audio_seconds=...
+        ),
+        ("bad_value", "audio_seconds"),
+    ),
+    (
+        number_line(
+            "tts.usage", "audio_seconds", "1.5", model='x","audio_seconds":0.100000000000000000001'
+        ),
+        None,
+    ),
     (line("llm.usage", occurred_at="2026-11-01T10:00:00"), ("bad_type", "occurred_at")),
     (line("llm.usage", occurred_at="2026-11-01"), ("bad_type", "occurred_at")),
     (line("llm.usage", occurred_at="2026-02-30T10:00:00Z"), ("bad_type", "occurred_at")),
@@ -330,6 +365,44 @@ def test_bulk_validation_stores_timestamps_in_utc_and_defaults_cache_hit() -> No
         (datetime(2026, 11, 1, 10, 0, 0, 250000), False, Decimal("3.500000"), None),
         (datetime(2026, 11, 1, 10, 0, 0, 250000), None, None, 80),
     ]
+
+
+def test_a_decimal_sent_as_a_json_number_is_stored_as_written_or_quarantined() -> None:
+    from decimal import Decimal
+
+    texts = ["1.5", "12.500000", "123456789012.123456", "0.10000000000000000000000001", "1e2"]
+    lines = [number_line("tts.usage", "audio_seconds", text) for text in texts]
+    lines += [line("tts.usage", audio_seconds=text) for text in texts]
+    # A repeated key: the first wins, as for every field (DuckDB's reader takes the first).
+    first, second = "7.25", "0.10000000000000000000000001"
+    lines.append(
+        number_line("tts.usage", "audio_seconds", first)[:-1] + f', "audio_seconds": {second}}}'
+    )
+    lines.append(
+        number_line("tts.usage", "audio_seconds", second)[:-1] + f', "audio_seconds": {first}}}'
+    )
+    for fast in (True, False):
+        con = lines_table([lines])
+        rows = con.execute(
+            # the value stored: a quarantined line keeps its raw text, not its typed values
+            f"select quarantine_reason, quarantine_detail, "
+            f"case when quarantine_reason is null then audio_seconds end "
+            f"from ({validation_sql('lines', fast=fast)}) order by line_number",
+            {"ingest_time": INGEST_TIME.isoformat()},
+        ).fetchall()
+        read = [
+            (None, None, Decimal("1.500000")),
+            (None, None, Decimal("12.500000")),
+            (None, None, Decimal("123456789012.123456")),
+            ("bad_value", "audio_seconds", None),
+            ("bad_type", "audio_seconds", None),
+        ]
+        assert rows == [
+            *read,  # as JSON numbers
+            *read,  # as strings: the same verdicts and values
+            (None, None, Decimal("7.250000")),
+            ("bad_value", "audio_seconds", None),
+        ]
 
 
 def test_json_schema_is_derived_from_the_models_and_accepts_what_they_accept() -> None:

@@ -38,6 +38,7 @@ from ledger.collect.credentials import (
 from ledger.collect.retell import RetellOptions, events_from_webhook
 from ledger.collect.sink import write_landing_file
 from ledger.collect.vapi import PayloadError, VapiOptions, events_from_report
+from ledger.contract import exact_json
 
 DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
 MAX_PROBLEMS = 20
@@ -101,7 +102,7 @@ def _batch_lines(body: bytes, kind: str, source: str) -> list[str]:
     items: list[tuple[int, str | None, Any]] = []  # (line or index, original line text, value)
     if kind == JSON_TYPE:
         try:
-            document = json.loads(text)
+            document = exact_json.loads(text)
         except json.JSONDecodeError as exc:
             detail = f"not JSON: {exc.msg} at char {exc.pos}"
             raise RequestRefused(400, "malformed_batch", detail) from exc
@@ -112,7 +113,7 @@ def _batch_lines(body: bytes, kind: str, source: str) -> list[str]:
             if not line.strip():
                 continue
             try:
-                items.append((number, line, json.loads(line)))
+                items.append((number, line, exact_json.loads(line)))
             except json.JSONDecodeError as exc:
                 problems.append({"line": number, "reason": f"not JSON: {exc.msg}"})
     where = "index" if kind == JSON_TYPE else "line"
@@ -128,8 +129,9 @@ def _batch_lines(body: bytes, kind: str, source: str) -> list[str]:
         if claimed is None:
             value = {"source": source, **value}
             original = None
-        # A line that is already right is kept byte for byte (its numbers exactly as sent).
-        lines.append(original.strip() if original is not None else json.dumps(value))
+        # A line that is already right is kept byte for byte; one written again keeps its numbers
+        # exactly as sent (json.dumps would write a float's nearest double, not the number).
+        lines.append(original.strip() if original is not None else exact_json.dumps(value))
     if problems:
         raise RequestRefused(
             400,

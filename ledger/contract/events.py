@@ -56,6 +56,8 @@ def _decimal_text(value: object) -> object:
 # Shared field types. Integers are JSON integers (never strings or booleans) and >= 0; decimals are
 # JSON numbers or plain numeric strings, >= 0, with at most 6 decimal places (microsecond resolution
 # for audio seconds; more would be silently rounded by any warehouse, so it is refused instead).
+# A decimal JSON number is judged by its text as sent, like a string (no exponent, no more places):
+# read as a float it would be the nearest double (`ledger.contract.verdict`, the ingest alike).
 # Timestamps are RFC 3339 strings with an offset (Z or +08:00): a naive time is ambiguous.
 # Free text has no place in the contract (SPEC 3): identifiers are printable ASCII without spaces,
 # short codes a narrow alphabet. A card number or a sentence in `reason` is `bad_value`. Patterns are

@@ -13,8 +13,9 @@ from datetime import datetime, timedelta
 
 from pydantic import ValidationError
 
+from ledger.contract import exact_json
 from ledger.contract.events import EVENT_TYPES, MODEL_BY_EVENT_TYPE
-from ledger.contract.fields import COMMON_FIELDS
+from ledger.contract.fields import COMMON_FIELDS, all_fields
 
 FUTURE_TOLERANCE = timedelta(minutes=5)
 
@@ -58,13 +59,20 @@ def _reason(error: dict) -> str:
 
 def verdict(raw_text: str, ingest_time: datetime) -> Verdict:
     try:
-        document = json.loads(raw_text)
+        document = exact_json.loads(raw_text)
     except ValueError:
         return ("malformed_json", None)
     if not isinstance(document, dict):
         return ("malformed_json", None)
     # A null carries nothing: it counts as an absent key, for known and unknown fields alike.
-    document = {key: value for key, value in document.items() if value is not None}
+    # A decimal sent as such a number is judged by its own text, as the same value sent as a
+    # string is (a float would be the nearest double's value, not the number sent).
+    decimals = {name for name, field in all_fields().items() if field.kind == "decimal"}
+    document = {
+        key: value.text if key in decimals and isinstance(value, exact_json.JsonNumber) else value
+        for key, value in document.items()
+        if value is not None
+    }
     for name in COMMON_FIELDS:
         if name not in document:
             return ("missing_field", name)

@@ -18,6 +18,15 @@ both paths name the same reason for the same line:
 7. `bad_value`: a value outside its limits (length, enum, >= 0, decimal places, ended_at >= started_at);
 8. `future_timestamp`: `occurred_at` more than 5 minutes after the ingest time.
 
+Decimals are exact. A decimal is a JSON string or a JSON number, and either way it is judged by
+its text as sent: plain digits with an optional fraction (`-?[0-9]+(\\.[0-9]+)?`, else `bad_type`:
+an exponent such as `1e2` or `2.5E-3` is `bad_type`, as a number as in a string), then at most 12
+integer digits and 6 places, trailing zeros allowed (else `bad_value`); the value stored is that
+text. DuckDB's reader makes a JSON number with a fraction or an exponent (or an integer beyond 64
+bits) a DOUBLE and gives the double's text (0.10000000000000000000000001 reads as 0.1,
+123456789012.123456 as 123456789012.12346), so such a number's text is read off the line instead
+(`_number_text`); a 64-bit JSON integer is read exactly.
+
 How it stays fast. Every rule is written once (`_rules`) and used twice:
 - per event type, as one conjunction over that type's own fields only (about a dozen of the 46),
   which every valid line of the type passes (`_fast_branch`): the usual line is proven valid
@@ -26,12 +35,14 @@ How it stays fast. Every rule is written once (`_rules`) and used twice:
   no branch proved valid (including the legal corner cases: a null or repeated key).
 A line is parsed a fixed number of times in all (validity, key count and event type; then one
 `json_type` over the paths for every field's JSON type and one `json_transform` for every value's
-text); nothing re-parses a single value.
+text); nothing re-parses a single value, but for a decimal sent as a JSON number that DuckDB reads
+as a DOUBLE, whose text one regular expression reads off the line (only such lines pay for it).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 
 from ledger.contract.events import DECIMAL_TEXT_PATTERN, EVENT_TYPES, RFC3339_PATTERN
@@ -82,8 +93,10 @@ def _type_ok(field: FieldSpec) -> str:
     if field.kind == "boolean":
         return f"t_{name} = 'BOOLEAN'"
     if field.kind == "decimal":
+        # A 64-bit JSON integer is read exactly; a string, or a JSON number DuckDB reads as a
+        # DOUBLE, is judged by its text as sent (`_number_text`): plain digits, no exponent.
         return (
-            f"(t_{name} in ('UBIGINT', 'BIGINT', 'DOUBLE') or (t_{name} = 'VARCHAR' and "
+            f"(t_{name} in ('UBIGINT', 'BIGINT') or (t_{name} in ('VARCHAR', 'DOUBLE') and "
             f"regexp_full_match(s_{name}, {_quote(DECIMAL_TEXT_PATTERN)})))"
         )
     if field.kind == "timestamp":
@@ -212,19 +225,53 @@ def _ladder(rules: list[Rule]) -> str:
     return "coalesce(\n      " + ",\n      ".join(rule.verdict() for rule in rules) + "\n    )"
 
 
+# JSON's whitespace as a regular expression class.
+_JSON_SPACE = "[ \\t\\n\\r]*"
+
+
+def _number_text(name: str) -> str:
+    """SQL: the text of the JSON number under top-level key `name`, as the line spells it.
+
+    DuckDB reads a JSON number with a fraction or an exponent as a DOUBLE and renders the double,
+    not what was sent, so this reads the number off the line itself: the first `"name": number`
+    that opens a member (after `{` or `,`), as DuckDB's reader takes the first of repeated keys.
+    The key may be spelt with `\\uXXXX` escapes. Inside a string a quote is escaped, so the quoted
+    key found is a key, and a string value cannot fool it. A nested object's key can match, but
+    no field takes an object, so such a line is quarantined whatever is read here. No match gives
+    '', which no rule accepts: a number that cannot be read exactly is refused.
+    """
+    if not re.fullmatch("[A-Za-z0-9_]+", name):  # no character JSON escapes in short form
+        raise ValueError(name)
+    key = "".join(f"(?:{char}|\\\\u(?i:{ord(char):04x}))" for char in name)
+    pattern = f'[{{,]{_JSON_SPACE}"{key}"{_JSON_SPACE}:{_JSON_SPACE}(-?[0-9][0-9.eE+-]*)'
+    return f"regexp_extract(json_text, {_quote(pattern)}, 1)"
+
+
+def _text(name: str, index: int) -> str:
+    """SQL: s_ of the field `name`, whose JSON type is types[index] and text from json_transform."""
+    fields = all_fields()
+    if name in fields and fields[name].kind == "decimal":
+        # Only a line with such a number pays for reading the line's text (CASE evaluates a branch
+        # for the rows that take it); the simulator and collectors send decimals as strings.
+        return f"case when types[{index}] = 'DOUBLE' then {_number_text(name)} else o.{name} end"
+    return f"o.{name}"
+
+
 def _extract(names: list[str], source: str) -> str:
     """`source` with, per named field, t_ (its JSON type), s_ (its text) and, for timestamps, ts_.
 
     `source` has a column json_text: the text the JSON functions read (the line when it is an
     object, else NULL). Each line is parsed twice: `json_type` over the fields' paths gives every
     type at once (json_type's names; a JSON null counts as absent), and `json_transform` to VARCHAR
-    gives every value's text (a string unescaped, anything else as written).
+    gives every value's text (a string unescaped, anything else as written). A decimal sent as a
+    JSON number with a fraction or an exponent is the exception: its text is read off the line
+    (`_number_text`), since json_transform gives the double's text, not the number sent.
     """
     fields = all_fields()
     paths = _list([f"$.{name}" for name in names])
     structure = _quote(json.dumps({name: "VARCHAR" for name in names}))
     values = ",\n        ".join(
-        f"nullif(types[{index}], 'NULL') as t_{name}, o.{name} as s_{name}"
+        f"nullif(types[{index}], 'NULL') as t_{name}, {_text(name, index)} as s_{name}"
         for index, name in enumerate(names, 1)
     )
     instants = "".join(
