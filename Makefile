@@ -49,8 +49,10 @@ java:
 		DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openjdk-17-jre-headless; }
 
+# Two workers, a test file each at a time (session fixtures are built once per worker): the Spark
+# builds overlap the rest of the suite.
 test: env focus-env chromium java
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2 --dist loadfile
 
 # Everything but the build-heavy modules (marked `integration`): a quick loop while editing.
 test-fast: env

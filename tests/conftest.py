@@ -35,6 +35,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if BUILD_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.integration)
+    # The Spark tests first: `make test` runs the suite on two workers file by file (pytest-xdist
+    # `--dist loadfile`), and the Spark builds, the longest file by far, then overlap the rest
+    # instead of running alone at the end.
+    items.sort(key=lambda item: item.get_closest_marker("spark") is None)
 
 
 # ---- ledger (dbt models): one warehouse, built once per test session ------------------------------
