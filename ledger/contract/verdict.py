@@ -18,6 +18,8 @@ from ledger.contract.events import EVENT_TYPES, MODEL_BY_EVENT_TYPE
 from ledger.contract.fields import COMMON_FIELDS, all_fields
 
 FUTURE_TOLERANCE = timedelta(minutes=5)
+# The decimal fields of every event type, judged by the text they were sent as.
+DECIMAL_FIELDS = frozenset(name for name, field in all_fields().items() if field.kind == "decimal")
 
 # pydantic error types -> quarantine reasons; anything unlisted is a value error.
 _TYPE_ERRORS = {
@@ -67,9 +69,10 @@ def verdict(raw_text: str, ingest_time: datetime) -> Verdict:
     # A null carries nothing: it counts as an absent key, for known and unknown fields alike.
     # A decimal sent as such a number is judged by its own text, as the same value sent as a
     # string is (a float would be the nearest double's value, not the number sent).
-    decimals = {name for name, field in all_fields().items() if field.kind == "decimal"}
     document = {
-        key: value.text if key in decimals and isinstance(value, exact_json.JsonNumber) else value
+        key: value.text
+        if key in DECIMAL_FIELDS and isinstance(value, exact_json.JsonNumber)
+        else value
         for key, value in document.items()
         if value is not None
     }

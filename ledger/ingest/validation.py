@@ -247,10 +247,9 @@ def _number_text(name: str) -> str:
     return f"regexp_extract(json_text, {_quote(pattern)}, 1)"
 
 
-def _text(name: str, index: int) -> str:
+def _text(field: FieldSpec | None, name: str, index: int) -> str:
     """SQL: s_ of the field `name`, whose JSON type is types[index] and text from json_transform."""
-    fields = all_fields()
-    if name in fields and fields[name].kind == "decimal":
+    if field is not None and field.kind == "decimal":
         # Only a line with such a number pays for reading the line's text (CASE evaluates a branch
         # for the rows that take it); the simulator and collectors send decimals as strings.
         return f"case when types[{index}] = 'DOUBLE' then {_number_text(name)} else o.{name} end"
@@ -271,7 +270,7 @@ def _extract(names: list[str], source: str) -> str:
     paths = _list([f"$.{name}" for name in names])
     structure = _quote(json.dumps({name: "VARCHAR" for name in names}))
     values = ",\n        ".join(
-        f"nullif(types[{index}], 'NULL') as t_{name}, {_text(name, index)} as s_{name}"
+        f"nullif(types[{index}], 'NULL') as t_{name}, {_text(fields.get(name), name, index)} as s_{name}"
         for index, name in enumerate(names, 1)
     )
     instants = "".join(
