@@ -343,9 +343,10 @@ def _plan(con: duckdb.DuckDBPyConnection, settings: Settings, full_refresh: bool
     )
     imports_digest = _rows_digest(con, "imports.provider_costs")
     if imports_digest != state.get("imports_digest") and imports_digest != "absent":
+        # The days of the bills (a date the sessions already put in the plan is listed once).
         con.execute(
-            "insert into ops.refresh_dates select distinct usage_date from imports.provider_costs "
-            "where usage_date is not null"
+            "insert into ops.refresh_dates select usage_date from imports.provider_costs "
+            "where usage_date is not null except select refresh_date from ops.refresh_dates"
         )
     con.execute(
         "insert into ops.refresh_weeks select distinct cast(date_trunc('week', refresh_date) "

@@ -6,7 +6,8 @@
 
 The raw events are never copied: Spark reads the raw layer's Parquet files in place, exactly the
 ones the manifest `raw.event_files` lists (a file not in the manifest does not exist). The manifest
-(absolute paths), the quarantine, the ingested-files manifest and the reference tables are small
+(absolute paths), the quarantine, the ingested-files manifest, the reference tables and the
+imported provider bills are small
 and are written once per run under `<home>/spark/sources/<schema>/<table>/`, from one read-only
 snapshot of the warehouse. Every model Spark builds is a Parquet table under
 `<home>/spark/tables/<schema>/<model>/`.
@@ -26,6 +27,7 @@ from pathlib import Path
 
 import duckdb
 
+from ledger.finops.provider_costs import ensure_provider_costs_table
 from ledger.settings import DBT_PROJECT_DIR, Settings
 from ledger.sql import literal
 from ledger.warehouse import connect, raw_root
@@ -114,7 +116,7 @@ def export_sources(settings: Settings) -> None:
             f"{schema}.{name}"
             for schema, name in con.execute(
                 "select table_schema, table_name from information_schema.tables "
-                "where table_catalog = current_database() and table_schema = 'ops'"
+                "where table_catalog = current_database() and table_schema in ('ops', 'imports')"
             ).fetchall()
         }
         for table in EXPORTED_TABLES + tuple(t for t in PLAN_TABLES if t in present):
@@ -124,6 +126,20 @@ def export_sources(settings: Settings) -> None:
             con.execute(
                 f"copy (select * from {table}) to {literal(str(folder / 'part-0.parquet'))}"
             )
+        # The imported provider bills (`ledger reconcile import`): an empty table of the same
+        # columns until a bill is imported, so that Spark always has the relation DuckDB may lack.
+        folder = staging / "imports" / "provider_costs"
+        folder.mkdir(parents=True)
+        bills = literal(str(folder / "part-0.parquet"))
+        if "imports.provider_costs" in present:
+            con.execute(
+                "copy (select * from imports.provider_costs order by file_name, line_number) "
+                f"to {bills}"
+            )
+        else:
+            with duckdb.connect() as empty:
+                ensure_provider_costs_table(empty)
+                empty.execute(f"copy imports.provider_costs to {bills}")
         folder = staging / "raw" / "event_files"
         folder.mkdir(parents=True)
         con.execute(

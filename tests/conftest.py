@@ -49,6 +49,7 @@ LEDGER_SIMULATION = {"tenants": 4, "days": 2, "start": date(2026, 11, 15), "sess
 
 
 FIXTURES_DIR = Path(__file__).parent / "fixtures"
+LEDGER_PROVIDER_BILL = FIXTURES_DIR / "ledger_provider_bill.csv"
 
 
 def ledger_hand_made_events() -> list[dict]:
@@ -83,16 +84,19 @@ def build_home(
     simulation: dict | None = None,
     landing_files: Callable[[Path], None] | None = None,
     raw_rows: list[dict] | None = None,
+    provider_bills: tuple[Path, ...] = (),
     ingest_time: datetime = INGEST_TIME,
 ) -> Settings:
     """A home under `root` built and published by the job `build_ledger` (`ledger build`).
 
     Its landing folder gets `simulation` (keyword arguments of `ledger.simulate.simulate`) and/or
     the files `landing_files(landing)` writes; they are ingested as of `ingest_time`; `raw_rows`
-    (hand-made events, some of which the contract would refuse) go straight into raw.events. Then
-    the job loads the reference data, runs `dbt build` and publishes the marts.
+    (hand-made events, some of which the contract would refuse) go straight into raw.events, and
+    `provider_bills` are imported (`ledger reconcile import`). Then the job loads the reference
+    data, runs `dbt build` and publishes the marts.
     """
     from ledger.build import run_build
+    from ledger.finops.provider_costs import import_provider_costs
     from ledger.ingest import ingest_paths
     from ledger.simulate import simulate
     from ledger.warehouse import connect, ensure_raw_schema
@@ -108,6 +112,8 @@ def build_home(
         with connect(settings.warehouse_path) as con:
             ensure_raw_schema(con)
             ledger_insert_events(con, raw_rows)
+    for bill in provider_bills:
+        import_provider_costs(settings, bill)
     outcome = run_build(settings)
     assert outcome.success, "\n".join(outcome.lines)
     return settings
@@ -132,6 +138,7 @@ def ledger_built_warehouse(tmp_path_factory: pytest.TempPathFactory) -> LedgerWa
         tmp_path_factory.mktemp("ledger"),
         simulation={"bad_row_share": 0.0, "duplicate_share": 0.0, **LEDGER_SIMULATION},
         raw_rows=ledger_hand_made_events(),
+        provider_bills=(LEDGER_PROVIDER_BILL,),
     )
     return LedgerWarehouse(settings, dbt_run_results(settings))
 

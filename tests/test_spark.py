@@ -4,7 +4,7 @@
 and hand-made sessions, so the same events) in a home of its own in two steps, each followed by the
 pipeline's job with the Spark engine (dbt-spark's `session` method on a local pyspark, `local[2]`,
 then the publish step, which serves Spark's marts to the readers): the first day's files in a full
-build, then the second day's files and the hand-made sessions in an incremental refresh
+build, then the second day's files, the hand-made sessions and the provider bill in an incremental refresh
 (ledger.refresh, dbt/macros/engine/spark_incremental.sql). Every comparison below is therefore of
 an incremental Spark build with DuckDB's full build. One pair of Spark builds serves every test
 here (a Spark start alone takes tens of seconds).
@@ -15,11 +15,13 @@ from __future__ import annotations
 import json
 import shutil
 from dataclasses import dataclass
+from decimal import Decimal
 
 import duckdb
 import pytest
 from conftest import (
     INGEST_TIME,
+    LEDGER_PROVIDER_BILL,
     LEDGER_SIMULATION,
     LedgerWarehouse,
     dbt_run_results,
@@ -31,6 +33,7 @@ from test_ledger_dbt import (
 
 from ledger.build import run_build
 from ledger.export import export_session_ledger
+from ledger.finops.provider_costs import import_provider_costs
 from ledger.ingest import ingest_paths
 from ledger.settings import REPO_ROOT, Settings
 from ledger.simulate import simulate
@@ -87,6 +90,7 @@ def spark_built_warehouse(
     ingest_paths(settings, [settings.landing_dir], ingest_time=INGEST_TIME)
     with connect(settings.warehouse_path) as con:
         append_events(con, ledger_hand_made_events())
+    import_provider_costs(settings, LEDGER_PROVIDER_BILL)
     outcome = run_build(settings)
     assert outcome.success, "\n".join(outcome.lines)
     return SparkWarehouse(settings, dbt_run_results(settings), first_results, outcome.lines)
@@ -139,6 +143,23 @@ def test_both_engines_export_the_identical_session_ledger(
     rows = export_session_ledger(ledger_built_warehouse.settings, duck)
     assert export_session_ledger(spark_built_warehouse.settings, spark) == rows > 60
     assert spark.read_bytes() == duck.read_bytes()
+
+
+@pytest.mark.spark
+@pytest.mark.integration
+def test_spark_reconciles_the_imported_provider_bill_at_the_days_fx_rate(spark_built_warehouse):
+    # tests/fixtures/ledger_provider_bill.csv, imported before the refresh: 0.123457 USD on
+    # 2026-11-16 at 7.2222 is 0.8916311454 CNY; vapi's fee has no priced usage to set it against.
+    with duckdb.connect(str(spark_built_warehouse.settings.published_path), read_only=True) as con:
+        rows = con.execute(
+            "select cast(usage_date as varchar), provider, reported_cost, reported_rows "
+            "from marts.fct_reconciliation_daily order by all"
+        ).fetchall()
+    assert rows == [
+        ("2026-11-15", "deepseek", Decimal("3.210000000000"), 1),
+        ("2026-11-16", "deepseek", Decimal("2.987654000000"), 1),
+        ("2026-11-16", "openai", Decimal("0.891631145400"), 1),
+    ]
 
 
 # Each job run loads the reference data itself: the load time is the one value that differs.

@@ -19,6 +19,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Annotated
 
+import duckdb
 from pydantic import BaseModel, BeforeValidator, ConfigDict
 from pydantic_core import PydanticCustomError
 
@@ -47,6 +48,12 @@ _DDL = f"""
         imported_at timestamp not null
     )
 """
+
+
+def ensure_provider_costs_table(con: duckdb.DuckDBPyConnection) -> None:
+    """`imports.provider_costs`, empty, unless `con` has it already."""
+    con.execute("create schema if not exists imports")
+    con.execute(_DDL)
 
 
 def _optional(value: object) -> object:
@@ -96,8 +103,7 @@ def import_provider_costs(settings: Settings, path: Path) -> tuple[int, Decimal]
     now = datetime.now(UTC).replace(tzinfo=None)
     with connect(settings.warehouse_path) as con:
         con.execute("begin")
-        con.execute("create schema if not exists imports")
-        con.execute(_DDL)
+        ensure_provider_costs_table(con)
         con.execute(f"delete from {TABLE} where file_name = ?", [path.name])
         con.executemany(
             f"insert into {TABLE} values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

@@ -89,9 +89,11 @@
     {%- set sources = var('spark_dir') ~ '/sources' -%}
     {%- do run_query('create database if not exists raw') -%}
     {%- do run_query('create database if not exists reference') -%}
+    {%- do run_query('create database if not exists imports') -%}
     {%- for table in ['raw.quarantine', 'raw.ingested_files', 'reference.rate_card',
                       'reference.fx_rates', 'reference.price_plans', 'reference.latency_budgets',
-                      'reference.meta', 'reference.planning_settings'] -%}
+                      'reference.meta', 'reference.planning_settings',
+                      'imports.provider_costs'] -%}
         {%- do run_query('drop table if exists ' ~ table) -%}
         {%- do run_query('create table ' ~ table ~ " using parquet location '" ~ sources ~ '/'
                          ~ table.replace('.', '/') ~ "'") -%}
