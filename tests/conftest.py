@@ -31,14 +31,88 @@ BUILD_FIXTURES = frozenset(
 )
 
 
+# `make test` runs two pytest-xdist workers with `--dist loadfile`: each worker takes a file at a
+# time, and a session fixture is built once per worker that asks for it. The files that share a
+# warehouse-building fixture are therefore scheduled as one unit (`pytest_xdist_make_scheduler`
+# below), so that each of those warehouses is built once; the Spark unit first, the other shared
+# units next, so that the longest builds overlap the rest instead of running alone at the end.
+# (pytest-xdist's own `loadgroup` cannot do this under pytest 9: it renames the test ids through
+# an attribute pytest no longer reads.) A file that starts to use one of these fixtures must join
+# its unit here; the collection refuses to run until it does.
+WORKER_UNITS: dict[str, tuple[str, ...]] = {
+    "spark+ledger_built_warehouse": (
+        "tests/test_spark.py",
+        "tests/test_ledger_dbt.py",
+        "tests/test_publish.py",
+    ),
+    "boards_home+planning_home": (
+        "tests/test_boards.py",
+        "tests/test_boards_access.py",
+        "tests/test_boards_browser.py",
+        "tests/test_capacity.py",
+        "tests/test_operations_board.py",
+        "tests/test_replay.py",
+        "tests/test_shadow.py",
+        "tests/test_whatif.py",
+    ),
+    "ops_template_home": (
+        "tests/test_alerts.py",
+        "tests/test_alerts_webhook.py",
+        "tests/test_metric_layer.py",
+        "tests/test_weekly_report.py",
+    ),
+}
+_UNIT_OF_FILE = {path: unit for unit, paths in WORKER_UNITS.items() for path in paths}
+
+
+def _file_of(item: pytest.Item) -> str:
+    return item.nodeid.split("::")[0]
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if BUILD_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.integration)
-    # The Spark tests first: `make test` runs the suite on two workers file by file (pytest-xdist
-    # `--dist loadfile`), and the Spark builds, the longest file by far, then overlap the rest
-    # instead of running alone at the end.
-    items.sort(key=lambda item: item.get_closest_marker("spark") is None)
+    _check_worker_units(items)
+    items.sort(key=_schedule_rank)
+
+
+def _schedule_rank(item: pytest.Item) -> int:
+    """The units in the order of WORKER_UNITS, then every other file (a stable sort)."""
+    unit = _UNIT_OF_FILE.get(_file_of(item))
+    return list(WORKER_UNITS).index(unit) if unit else len(WORKER_UNITS)
+
+
+def _check_worker_units(items: list[pytest.Item]) -> None:
+    """Every warehouse-building fixture used by more than one file is used within one unit."""
+    files_of: dict[str, set[str]] = {}
+    for item in items:
+        for fixture in BUILD_FIXTURES & set(getattr(item, "fixturenames", ())):
+            files_of.setdefault(fixture, set()).add(_file_of(item))
+    for fixture, files in sorted(files_of.items()):
+        units = {_UNIT_OF_FILE.get(path, path) for path in files}
+        if len(files) > 1 and len(units) > 1:
+            raise pytest.UsageError(
+                f"{', '.join(sorted(files))} share the session fixture {fixture} but not a unit of "
+                "WORKER_UNITS (tests/conftest.py): put them in one, so that `make test` builds "
+                "that warehouse once"
+            )
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """`--dist loadfile`, with the files of each unit of WORKER_UNITS scheduled as one."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class UnitScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::")[0]
+            return _UNIT_OF_FILE.get(path, path)
+
+    # Keep the collection's order (the units first) instead of xdist's largest-scope-first.
+    config.option.loadscopereorder = False
+    return UnitScheduling(config, log)
 
 
 # ---- ledger (dbt models): one warehouse, built once per test session ------------------------------

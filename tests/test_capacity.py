@@ -9,6 +9,7 @@ from pathlib import Path
 
 import openpyxl
 import pytest
+from conftest import dbt_run_results
 
 from ledger.reference import ReferenceDataError
 from ledger.reference.planning import PlanningSettings, VisionEmbeddingCache, load_planning
@@ -24,10 +25,10 @@ CAPACITY_UNIT_TESTS = {
 }
 
 
-def test_every_capacity_unit_test_passes_in_the_build(ledger_built_warehouse) -> None:
+def test_every_capacity_unit_test_passes_in_the_build(boards_home) -> None:
     statuses = {
         unique_id.rsplit(".", 1)[-1]: status
-        for unique_id, status in ledger_built_warehouse.dbt_results.items()
+        for unique_id, status in dbt_run_results(boards_home).items()
         if unique_id.startswith("unit_test.")
     }
     assert {name: statuses.get(name) for name in CAPACITY_UNIT_TESTS} == dict.fromkeys(

@@ -13,6 +13,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import duckdb
+from conftest import dbt_run_results
 
 from ledger.settings import Settings
 from ledger.simulate import simulate
@@ -30,10 +31,10 @@ def published(settings: Settings, sql: str) -> list[tuple]:
         return con.execute(sql).fetchall()
 
 
-def test_every_shadow_unit_test_passes_in_the_build(ledger_built_warehouse) -> None:
+def test_every_shadow_unit_test_passes_in_the_build(planning_home) -> None:
     statuses = {
         unique_id.rsplit(".", 1)[-1]: status
-        for unique_id, status in ledger_built_warehouse.dbt_results.items()
+        for unique_id, status in dbt_run_results(planning_home).items()
         if unique_id.startswith("unit_test.")
     }
     assert {name: statuses.get(name) for name in SHADOW_UNIT_TESTS} == dict.fromkeys(
