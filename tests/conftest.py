@@ -99,6 +99,8 @@ def _check_worker_units(items: list[pytest.Item]) -> None:
             )
 
 
+# `optionalhook`: a run without pytest-xdist (`-p no:xdist`) does not know this hook.
+@pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
     """`--dist loadfile`, with the files of each unit of WORKER_UNITS scheduled as one."""
     if config.getvalue("dist") != "loadfile":
