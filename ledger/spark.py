@@ -7,9 +7,8 @@
 The raw events are never copied: Spark reads the raw layer's Parquet files in place, exactly the
 ones the manifest `raw.event_files` lists (a file not in the manifest does not exist). The manifest
 (absolute paths), the quarantine, the ingested-files manifest, the reference tables and the
-imported provider bills are small
-and are written once per run under `<home>/spark/sources/<schema>/<table>/`, from one read-only
-snapshot of the warehouse. Every model Spark builds is a Parquet table under
+imported provider bills are small and are written once per run under
+`<home>/spark/sources/<schema>/<table>/`, from one read-only snapshot of the warehouse. Every model Spark builds is a Parquet table under
 `<home>/spark/tables/<schema>/<model>/`.
 
 Incremental builds (`ledger.refresh`): the plan's tables (ops.refresh_*) are exported with the
