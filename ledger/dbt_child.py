@@ -36,6 +36,10 @@ def die_with_parent(sig: int = signal.SIGTERM) -> bool:
     """Have the kernel send `sig` to this process when its parent ends; whether it could."""
     if not sys.platform.startswith("linux"):
         return False
+    # A signal ignored or blocked by whatever started this process stays so across exec (a test
+    # worker, a supervisor): then neither the kernel's signal nor our own below would end it.
+    signal.signal(sig, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {sig})
     libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
     named = os.environ.get(PARENT_PID_VARIABLE, "")
     parent = int(named) if named.isdigit() else os.getppid()
