@@ -4,8 +4,8 @@
 and hand-made sessions, so the same events) in a home of its own in two steps, each followed by the
 pipeline's job with the Spark engine (dbt-spark's `session` method on a local pyspark, `local[2]`,
 then the publish step, which serves Spark's marts to the readers): the first day's files in a full
-build, then the second day's files, the hand-made sessions and the provider bill in an incremental refresh
-(ledger.refresh, dbt/macros/engine/spark_incremental.sql). Every comparison below is therefore of
+build, then the second day's files, the hand-made sessions and the provider bill in an incremental
+refresh (ledger.refresh, dbt/macros/engine/spark_incremental.sql). Every comparison below is therefore of
 an incremental Spark build with DuckDB's full build. One pair of Spark builds serves every test
 here (a Spark start alone takes tens of seconds).
 """
