@@ -65,33 +65,36 @@ WORKER_UNITS: dict[str, tuple[str, ...]] = {
 _UNIT_OF_FILE = {path: unit for unit, paths in WORKER_UNITS.items() for path in paths}
 
 
-def _file_of(item: pytest.Item) -> str:
-    return item.nodeid.split("::")[0]
+def _unit_of(nodeid: str) -> str:
+    """A test's scheduling unit: its file's unit in WORKER_UNITS, else its file."""
+    path = nodeid.split("::")[0]
+    return _UNIT_OF_FILE.get(path, path)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if BUILD_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.integration)
-    _check_worker_units(items)
+    check_worker_units(items)
     items.sort(key=_schedule_rank)
+
+
+_UNIT_RANK = {unit: rank for rank, unit in enumerate(WORKER_UNITS)}
 
 
 def _schedule_rank(item: pytest.Item) -> int:
     """The units in the order of WORKER_UNITS, then every other file (a stable sort)."""
-    unit = _UNIT_OF_FILE.get(_file_of(item))
-    return list(WORKER_UNITS).index(unit) if unit else len(WORKER_UNITS)
+    return _UNIT_RANK.get(_unit_of(item.nodeid), len(WORKER_UNITS))
 
 
-def _check_worker_units(items: list[pytest.Item]) -> None:
+def check_worker_units(items: list[pytest.Item]) -> None:
     """Every warehouse-building fixture used by more than one file is used within one unit."""
     files_of: dict[str, set[str]] = {}
     for item in items:
         for fixture in BUILD_FIXTURES & set(getattr(item, "fixturenames", ())):
-            files_of.setdefault(fixture, set()).add(_file_of(item))
+            files_of.setdefault(fixture, set()).add(item.nodeid.split("::")[0])
     for fixture, files in sorted(files_of.items()):
-        units = {_UNIT_OF_FILE.get(path, path) for path in files}
-        if len(files) > 1 and len(units) > 1:
+        if len({_unit_of(path) for path in files}) > 1:
             raise pytest.UsageError(
                 f"{', '.join(sorted(files))} share the session fixture {fixture} but not a unit of "
                 "WORKER_UNITS (tests/conftest.py): put them in one, so that `make test` builds "
@@ -109,8 +112,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
 
     class UnitScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            path = nodeid.split("::")[0]
-            return _UNIT_OF_FILE.get(path, path)
+            return _unit_of(nodeid)
 
     # Keep the collection's order (the units first) instead of xdist's largest-scope-first.
     config.option.loadscopereorder = False
