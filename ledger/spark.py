@@ -26,6 +26,7 @@ from pathlib import Path
 
 import duckdb
 
+from ledger.finops.provider_costs import TABLE as PROVIDER_COSTS
 from ledger.finops.provider_costs import ensure_provider_costs_table
 from ledger.settings import DBT_PROJECT_DIR, Settings
 from ledger.sql import literal
@@ -45,6 +46,11 @@ EXPORTED_TABLES = (
     "reference.meta",
     "reference.planning_settings",
 )
+
+# Every source table Spark names, the imported provider bills (`ledger reconcile import`) among them:
+# exported as an empty table of the same columns until a bill is imported, so that Spark always has
+# the relation DuckDB may lack. dbt's on-run-start (`register_sources`) reads this list.
+SOURCE_TABLES = (*EXPORTED_TABLES, PROVIDER_COSTS)
 
 # The refresh plan of `ledger.refresh.plan_refresh` (exported when the warehouse has it).
 PLAN_TABLES = (
@@ -96,7 +102,12 @@ def model_parquet(settings: Settings, qualified: str) -> str | None:
 
 def spark_vars(settings: Settings) -> dict[str, str]:
     """The dbt vars of a Spark invocation (read by dbt/profiles.yml and dbt_project.yml)."""
-    return {"spark_dir": str(settings.spark_dir), "spark_log4j": str(LOG4J_PROPERTIES)}
+    return {
+        "spark_dir": str(settings.spark_dir),
+        "spark_log4j": str(LOG4J_PROPERTIES),
+        "spark_source_tables": list(SOURCE_TABLES),
+        "spark_plan_tables": list(PLAN_TABLES),
+    }
 
 
 def export_sources(settings: Settings) -> None:
@@ -125,20 +136,17 @@ def export_sources(settings: Settings) -> None:
             con.execute(
                 f"copy (select * from {table}) to {literal(str(folder / 'part-0.parquet'))}"
             )
-        # The imported provider bills (`ledger reconcile import`): an empty table of the same
-        # columns until a bill is imported, so that Spark always has the relation DuckDB may lack.
-        folder = staging / "imports" / "provider_costs"
+        folder = staging.joinpath(*PROVIDER_COSTS.split("."))
         folder.mkdir(parents=True)
         bills = literal(str(folder / "part-0.parquet"))
-        if "imports.provider_costs" in present:
+        if PROVIDER_COSTS in present:
             con.execute(
-                "copy (select * from imports.provider_costs order by file_name, line_number) "
-                f"to {bills}"
+                f"copy (select * from {PROVIDER_COSTS} order by file_name, line_number) to {bills}"
             )
         else:
             with duckdb.connect() as empty:
                 ensure_provider_costs_table(empty)
-                empty.execute(f"copy imports.provider_costs to {bills}")
+                empty.execute(f"copy {PROVIDER_COSTS} to {bills}")
         folder = staging / "raw" / "event_files"
         folder.mkdir(parents=True)
         con.execute(

@@ -88,16 +88,7 @@
     {%- if not execute -%}{{ return('select 1') }}{%- endif -%}
     {%- set sources = var('spark_dir') ~ '/sources' -%}
     {%- do run_query('create database if not exists raw') -%}
-    {%- do run_query('create database if not exists reference') -%}
-    {%- do run_query('create database if not exists imports') -%}
-    {%- for table in ['raw.quarantine', 'raw.ingested_files', 'reference.rate_card',
-                      'reference.fx_rates', 'reference.price_plans', 'reference.latency_budgets',
-                      'reference.meta', 'reference.planning_settings',
-                      'imports.provider_costs'] -%}
-        {%- do run_query('drop table if exists ' ~ table) -%}
-        {%- do run_query('create table ' ~ table ~ " using parquet location '" ~ sources ~ '/'
-                         ~ table.replace('.', '/') ~ "'") -%}
-    {%- endfor -%}
+    {%- do register_exported_tables(sources, var('spark_source_tables')) -%}
     {#- One scan of exactly the listed files: a Hadoop glob `<root>/{a.parquet,b.parquet}` (a
         union of one scan per file costs a plan node per file in every query that reads events). -#}
     {%- set files = run_query('select root, path from parquet.`' ~ sources ~ '/raw/event_files` order by path') -%}
@@ -113,14 +104,27 @@
     {%- do run_query('create or replace view raw.events as select * from parquet.`' ~ location ~ '`') -%}
     {#- An incremental run: the refresh plan (ledger.refresh) and the tables earlier builds left. -#}
     {%- if is_refresh_run() -%}
-        {%- do run_query('create database if not exists ops') -%}
-        {%- for table in ['ops.refresh_run', 'ops.refresh_sessions', 'ops.refresh_dates',
-                          'ops.refresh_weeks', 'ops.refresh_events'] -%}
-            {%- do run_query('drop table if exists ' ~ table) -%}
-            {%- do run_query('create table ' ~ table ~ " using parquet location '" ~ sources ~ '/'
-                             ~ table.replace('.', '/') ~ "'") -%}
-        {%- endfor -%}
+        {%- do register_exported_tables(sources, var('spark_plan_tables')) -%}
         {%- do register_model_tables() -%}
     {%- endif -%}
     select 1
+{%- endmacro %}
+
+{#- The tables `<schema>.<name>` that ledger.spark.export_sources wrote under `sources`
+    (`<schema>/<name>/`; the lists are its SOURCE_TABLES and PLAN_TABLES, passed as vars), each
+    named in the session's catalog anew. -#}
+{% macro register_exported_tables(sources, tables) -%}
+    {%- set schemas = [] -%}
+    {%- for table in tables -%}
+        {%- set schema = table.split('.')[0] -%}
+        {%- if schema not in schemas -%}
+            {%- do schemas.append(schema) -%}
+            {%- do run_query('create database if not exists ' ~ schema) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- for table in tables -%}
+        {%- do run_query('drop table if exists ' ~ table) -%}
+        {%- do run_query('create table ' ~ table ~ " using parquet location '" ~ sources ~ '/'
+                         ~ table.replace('.', '/') ~ "'") -%}
+    {%- endfor -%}
 {%- endmacro %}
