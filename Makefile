@@ -60,7 +60,7 @@ test-fast: env
 	$(BIN)/python -m pytest -m "not integration"
 
 bench: env java
-	$(BIN)/python -m ledger.bench
+	$(BIN)/python -m ledger.commands.bench
 
 lint: env
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .

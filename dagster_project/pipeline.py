@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field
 
 from dagster import AssetCheckSeverity, DagsterEventType, DagsterInstance
 
 from dagster_project.definitions import BUILD_JOB_NAME, load_definitions
-from ledger.build import BuildOutcome
-from ledger.settings import Settings
+from ledger.core.settings import Settings
+
+
+@dataclass
+class BuildOutcome:
+    """What `ledger build` reports: whether the run succeeded, how long it took, and one line per
+    step or check worth a person's attention."""
+
+    success: bool
+    seconds: float
+    lines: list[str] = field(default_factory=list)
 
 
 def build_run_config(settings: Settings, *, full_refresh: bool = False) -> dict:
@@ -17,14 +27,7 @@ def build_run_config(settings: Settings, *, full_refresh: bool = False) -> dict:
     return {
         "resources": {
             "warehouse": {
-                "config": {
-                    "home": str(settings.home),
-                    "reference_dir": str(settings.reference_dir),
-                    "reporting_currency": settings.reporting_currency,
-                    "timezone": settings.timezone,
-                    "engine": settings.engine,
-                    "full_refresh": full_refresh,
-                }
+                "config": {"settings_json": settings.as_json(), "full_refresh": full_refresh}
             }
         },
         "loggers": {"console": {"config": {"log_level": "WARNING"}}},
@@ -34,7 +37,7 @@ def build_run_config(settings: Settings, *, full_refresh: bool = False) -> dict:
 def run_build_job(settings: Settings, *, full_refresh: bool = False) -> BuildOutcome:
     """Run the job `build_ledger` on the installation `settings` describes, in this process.
 
-    Registered as the `build` entry point of `voice_ledger.pipeline` (pyproject.toml).
+    `ledger build` (ledger/commands/build.py) calls it.
     """
     started = time.perf_counter()
     job = load_definitions().resolve_job_def(BUILD_JOB_NAME)

@@ -1,16 +1,16 @@
 """Entry file of the boards: owns navigation, the shared sidebar and the empty-warehouse guide.
 
 Run with `ledger serve` (or `streamlit run dashboards/app.py`); LEDGER_HOME says whose published
-copy to read, `$LEDGER_HOME/access.yaml` (ledger/access.py) who may read it.
+copy to read, `$LEDGER_HOME/access.yaml` (ledger/serving/access_file.py) who may read it.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from dashboards.access import require_viewer
 from dashboards.connection import current_version, publication, published_path
 from dashboards.filters import explain_empty, render_sidebar
+from dashboards.sign_in import require_viewer
 
 st.set_page_config(page_title="Voice ledger boards", page_icon=":material/call:", layout="wide")
 

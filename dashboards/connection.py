@@ -24,9 +24,9 @@ import duckdb
 import pandas as pd
 import streamlit as st
 
-from dashboards.access import AccessDenied, current_viewer
-from ledger.access import Viewer
-from ledger.settings import Settings
+from dashboards.sign_in import AccessDenied, current_viewer
+from ledger.core.settings import Settings
+from ledger.serving.access_file import Viewer
 
 CATALOG = "published"
 
@@ -155,7 +155,7 @@ def _fetch(version: str, sql: str, params: list | None) -> tuple[list[str], list
     """The column names and Python rows of one statement on the reader's view of the published
     copy (DECIMAL stays Decimal).
 
-    The reader comes from the request (dashboards/access.py), never from `version`: a version
+    The reader comes from the request (dashboards/sign_in.py), never from `version`: a version
     naming another reader's scope is refused. Each call takes its own cursor: Streamlit serves
     sessions from several threads, and a DuckDB cursor is the per-thread handle on the shared
     connection.

@@ -10,8 +10,8 @@ from __future__ import annotations
 from datetime import datetime
 from decimal import ROUND_HALF_EVEN, Decimal
 
-from ledger.formatting import round_money
-from ledger.ratios import ratio
+from ledger.core.numbers import round_money
+from ledger.core.ratios import ratio
 
 NO_VALUE = "—"
 

@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pandas as pd
 
-from ledger.ratios import gross_margin_pct, ratio
+from ledger.core.ratios import gross_margin_pct, ratio
 
 
 def _decimal(value: object) -> Decimal | None:

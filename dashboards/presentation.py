@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboards.formatting import money, money_float, pct_float, share_float
-from ledger.formatting import round_to_total
+from ledger.core.numbers import round_to_total
 
 if TYPE_CHECKING:
     from dashboards.filters import Filters
@@ -247,7 +247,7 @@ def tenant_sessions_links(filters: Filters, tenants: pd.Series) -> list[str]:
 
 def adding_up(frame: pd.DataFrame, *columns: str, places: int = 2) -> pd.DataFrame:
     """The frame with `<column>_shown`: amounts rounded so the rows add up to the rounded exact
-    total (`ledger.formatting.round_to_total`), for tables shown next to their total."""
+    total (`ledger.core.numbers.round_to_total`), for tables shown next to their total."""
     shown = frame.copy()
     for column in columns:
         values = [None if _missing(v) else v for v in frame[column]]

@@ -12,7 +12,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from ledger.settings import REPO_ROOT, Settings
+from ledger.core.settings import REPO_ROOT, Settings
 
 # ---- markers -------------------------------------------------------------------------------------
 
@@ -173,7 +173,7 @@ def build_home(
     `provider_bills` are imported (`ledger reconcile import`). Then the job loads the reference
     data, runs `dbt build` and publishes the marts.
     """
-    from ledger.build import run_build
+    from ledger.commands.build import run_build
     from ledger.finops.provider_costs import import_provider_costs
     from ledger.ingest import ingest_paths
     from ledger.simulate import simulate

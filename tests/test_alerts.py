@@ -23,7 +23,7 @@ from ledger.alerts.detection import fingerprint
 from ledger.alerts.figures import check_freshness
 from ledger.alerts.run import detect_day, run_alerts
 from ledger.alerts.store import ensure_ops_schema, record_anomalies
-from ledger.settings import Settings
+from ledger.core.settings import Settings
 from ledger.warehouse import connect
 
 NOW = datetime(2026, 11, 22, 6, 0)  # UTC; any fixed clock: nothing here depends on it
@@ -47,7 +47,7 @@ def receiver() -> Iterator[Receiver]:
     state = Receiver(url="")
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+        def do_POST(self) -> None:
             length = int(self.headers["Content-Length"])
             body = self.rfile.read(length)
             status = state.statuses.pop(0) if state.statuses else 200

@@ -18,8 +18,8 @@ import pytest
 from click.testing import CliRunner
 
 from ledger.alerts.delivery import WebhookSink, WebhookURLError
-from ledger.cli import main
-from ledger.settings import Settings
+from ledger.commands.cli import main
+from ledger.core.settings import Settings
 
 SECRETS = ("pa55word", "t0ken123", "k3yPath")
 
@@ -40,7 +40,7 @@ def hook() -> Iterator[Hook]:
     state = Hook(port=0)
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+        def do_POST(self) -> None:
             self.rfile.read(int(self.headers["Content-Length"]))
             state.requests.append(
                 {

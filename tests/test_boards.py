@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from ledger.settings import REPO_ROOT, Settings
+from ledger.core.settings import REPO_ROOT, Settings
 
 APP = REPO_ROOT / "dashboards" / "app.py"
 PAGES = ("overview", "margin", "experience", "combined", "sessions", "data_quality")
@@ -823,7 +823,7 @@ def test_the_data_lag_reads_in_days_hours_and_minutes():
 
 
 def test_amounts_round_so_the_rows_add_up_to_their_total():
-    from ledger.formatting import round_to_total
+    from ledger.core.numbers import round_to_total
 
     def shown(*values: str | None, places: int = 2) -> list[str | None]:
         rounded = round_to_total([None if v is None else Decimal(v) for v in values], places)
@@ -872,7 +872,7 @@ def test_the_boards_keep_reading_while_the_pipeline_builds_and_pick_up_the_new_c
     before = connection.current_version()
 
     build = subprocess.Popen(
-        [sys.executable, "-m", "ledger.cli", "build"],
+        [sys.executable, "-m", "ledger.commands.cli", "build"],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

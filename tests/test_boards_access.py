@@ -18,9 +18,9 @@ import pytest
 from click.testing import CliRunner
 from streamlit.testing.v1 import AppTest
 
-from ledger.access import AccessError, load_access
-from ledger.boards import check_access, streamlit_command
-from ledger.settings import REPO_ROOT, Settings
+from ledger.commands.serve import check_access, streamlit_command
+from ledger.core.settings import REPO_ROOT, Settings
+from ledger.serving.access_file import AccessError, load_access
 from tests.test_boards_browser import (  # noqa: F401 (boards_chromium: a fixture)
     CHROMIUM,
     CHROMIUM_ARGS,
@@ -113,7 +113,7 @@ def test_the_boards_bind_this_machine_unless_told_otherwise():
 
 
 def test_serving_on_another_address_without_the_access_file_is_refused(tmp_path: Path, monkeypatch):
-    from ledger.cli import main
+    from ledger.commands.cli import main
 
     monkeypatch.setenv("LEDGER_HOME", str(tmp_path))
     monkeypatch.delenv("LEDGER_ACCESS_FILE", raising=False)
@@ -321,7 +321,7 @@ def test_oidc_readers_sign_in_and_see_only_their_tenants():
 def test_oidc_mode_needs_an_auth_section_in_streamlit_secrets(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
-    from ledger.boards import ServeRefused
+    from ledger.commands.serve import ServeRefused
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HOME", str(tmp_path / "user"))

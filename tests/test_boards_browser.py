@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from ledger.boards import boards_environment, streamlit_command
-from ledger.settings import Settings
+from ledger.commands.serve import boards_environment, streamlit_command
+from ledger.core.settings import Settings
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [

@@ -2,7 +2,7 @@
 
 `ledger build` runs dbt as a child process (Dagster's DbtCliResource). Killed with SIGKILL, the
 build used to leave that dbt running on with the warehouse's write lock until it finished by itself
-(about 30 s on the demo month). Its dbt is now `ledger-dbt` (ledger/dbt_child.py), which the kernel
+(about 30 s on the demo month). Its dbt is now `ledger-dbt` (ledger/pipeline/dbt_child.py), which the kernel
 signals when its parent dies.
 """
 
@@ -20,7 +20,7 @@ import psutil
 import pytest
 
 from dagster_project.defs.ledger_dbt import dbt_executable
-from ledger.settings import REPO_ROOT
+from ledger.core.settings import REPO_ROOT
 from tests.conftest import boards_write_landing
 
 pytestmark = pytest.mark.integration
@@ -54,7 +54,7 @@ def test_a_killed_build_takes_its_dbt_with_it_and_frees_the_warehouse(tmp_path: 
         "LEDGER_REFERENCE_DIR": str(REPO_ROOT / "data" / "reference"),
     }
     build = subprocess.Popen(
-        [sys.executable, "-m", "ledger.cli", "build"],
+        [sys.executable, "-m", "ledger.commands.cli", "build"],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

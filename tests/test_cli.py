@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ledger.cli import main
+from ledger.commands.cli import main
 
 
 @pytest.fixture

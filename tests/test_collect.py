@@ -26,13 +26,13 @@ from collect_stacks import (
     vapi_report,
 )
 
-from ledger.collect.events import decimal_text, stable_id
+from ledger.collect.event_builder import decimal_text, stable_id
 from ledger.collect.livekit import LiveKitCollector
 from ledger.collect.retell import RetellOptions, events_from_webhook, product_service
 from ledger.collect.sink import FileSink
 from ledger.collect.vapi import PayloadError, VapiOptions, events_from_report
 from ledger.contract.events import EVENT_ADAPTER
-from ledger.settings import REPO_ROOT, Settings
+from ledger.core.settings import REPO_ROOT, Settings
 
 USD_2026_11_20 = Decimal("7.2250")
 VAPI = VapiOptions(source="vapi", tenant_id="nova-retail")
@@ -70,7 +70,7 @@ def collect_run(tmp_path_factory: pytest.TempPathFactory) -> CollectRun:
     """Every stack into one landing folder through FileSinks; ingested; `dbt run` of the ledger."""
     from dagster_project.defs.ledger_dbt import run_dbt
     from ledger.ingest import ingest_paths
-    from ledger.transform import prepare_reference
+    from ledger.pipeline.transform import prepare_reference
     from ledger.warehouse import connect
 
     root = tmp_path_factory.mktemp("collect")
@@ -452,6 +452,6 @@ def test_file_sink_rotates_hides_open_files_and_loses_nothing_on_close(tmp_path)
 
 
 def test_timestamps_are_rfc3339_utc_with_milliseconds():
-    from ledger.collect.events import timestamp_text
+    from ledger.collect.event_builder import timestamp_text
 
     assert timestamp_text(datetime(2026, 11, 20, 2, 0, 0)) == "2026-11-20T02:00:00.000Z"

@@ -25,7 +25,7 @@ from collect_stacks import retell_webhook, vapi_report
 
 from ledger.collect.credentials import retell_signature
 from ledger.collect.sink import FileSink, HttpSink
-from ledger.settings import REPO_ROOT, Settings
+from ledger.core.settings import REPO_ROOT, Settings
 
 TOKENS = {"gw-a": "token-a-0123456789", "gw-b": "token-b-9876543210"}
 VAPI_SECRET = "vapi-secret-abcdef"
@@ -55,7 +55,7 @@ class Collector:
             [
                 sys.executable,
                 "-m",
-                "ledger.cli",
+                "ledger.commands.cli",
                 "collect",
                 "serve",
                 "--config",

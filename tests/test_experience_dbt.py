@@ -22,8 +22,8 @@ from dagster_project.defs.experience_checks import (
 )
 from dagster_project.defs.ledger_dbt import run_dbt
 from dagster_project.defs.resources import LedgerWarehouse
-from ledger.settings import REPO_ROOT, Settings
-from ledger.transform import prepare_reference
+from ledger.core.settings import REPO_ROOT, Settings
+from ledger.pipeline.transform import prepare_reference
 from ledger.warehouse import append_events, connect, ensure_raw_schema
 
 # Every test here reads the module's own small warehouse, built with dbt.

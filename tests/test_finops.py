@@ -24,7 +24,7 @@ import duckdb
 import pytest
 from click.testing import CliRunner
 
-from ledger.settings import REPO_ROOT, Settings
+from ledger.core.settings import REPO_ROOT, Settings
 from ledger.warehouse import copy_warehouse
 
 FOCUS_VALIDATOR = REPO_ROOT / ".venv-focus" / "bin" / "focus-validator"
@@ -81,11 +81,11 @@ def _write_bill(settings: Settings, path: Path) -> None:
 @pytest.fixture(scope="module")
 def finops_home(tmp_path_factory: pytest.TempPathFactory) -> FinopsHome:
     from dagster_project.defs.ledger_dbt import run_dbt
-    from ledger.cli import main
+    from ledger.commands.cli import main
     from ledger.ingest import ingest_paths
-    from ledger.publish import publish
+    from ledger.pipeline.publish import publish
+    from ledger.pipeline.transform import prepare_reference
     from ledger.simulate import simulate
-    from ledger.transform import prepare_reference
     from ledger.warehouse import append_events, connect
 
     root = tmp_path_factory.mktemp("finops")
@@ -149,7 +149,7 @@ def focus_failures(data_file: Path, report: Path) -> list[str]:
 
 @pytest.fixture(scope="module")
 def focus_csv(finops_home: FinopsHome, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from ledger.cli import main
+    from ledger.commands.cli import main
 
     out = tmp_path_factory.mktemp("focus") / "charges.csv"
     result = CliRunner().invoke(
@@ -265,7 +265,7 @@ def test_the_parquet_export_keeps_exact_decimals_and_utc_instants(
 
 
 def test_a_catalogue_price_change_becomes_two_rate_card_windows_per_meter():
-    from ledger.finops.catalogue import PriceWindow, find_model
+    from ledger.finops.genai_prices import PriceWindow, find_model
 
     # genai-prices: OpenAI cut o3 to $2 / $8 per million on 2025-06-10; cached input stayed $0.5.
     found = find_model("openai", "o3", "llm", date(2025, 6, 1))
@@ -360,7 +360,7 @@ def test_rates_check_lists_the_meters_in_use_the_rate_card_does_not_price(
         ("acme-llm", "x", "llm.output_tokens", 1, Decimal(30)),
     ]
 
-    from ledger.cli import main
+    from ledger.commands.cli import main
 
     result = CliRunner().invoke(
         main,

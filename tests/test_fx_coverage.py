@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from ledger.settings import REPO_ROOT, Settings
+from ledger.core.settings import REPO_ROOT, Settings
 
 pytestmark = pytest.mark.integration
 
@@ -24,7 +24,7 @@ pytestmark = pytest.mark.integration
 def test_fx_rates_starting_after_the_usage_fail_the_build_naming_currency_and_dates(
     tmp_path: Path,
 ):
-    from ledger.build import run_build
+    from ledger.commands.build import run_build
     from ledger.simulate import simulate
 
     reference = tmp_path / "reference"

@@ -23,10 +23,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from ledger import publish as publish_module
-from ledger.build import run_build
-from ledger.published import open_published
-from ledger.settings import Settings
+from ledger.commands.build import run_build
+from ledger.core.settings import Settings
+from ledger.pipeline import publish as publish_module
+from ledger.serving.published_copy import open_published
 from ledger.simulate import simulate
 from ledger.warehouse import connect, copy_warehouse
 from tests.conftest import LEDGER_REFERENCE_DIR
@@ -209,7 +209,7 @@ def test_file_by_file_builds_equal_one_full_refresh(
     # Only the sessions with new events and the one the watermark closed were recomputed.
     new_sessions = {e["session_id"] for e in [*ends(late_end), first[3], *second, *tuesday]}
     assert reasons == {
-        **{s: "new_events" for s in new_sessions},
+        **dict.fromkeys(new_sessions, "new_events"),
         watermark: "missing_end",
     }
     assert lines[0].startswith(

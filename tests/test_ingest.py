@@ -13,9 +13,9 @@ import duckdb
 import polars as pl
 import pytest
 
+from ledger.core.settings import Settings
 from ledger.ingest import ingest_paths
 from ledger.ingest.load import load_file
-from ledger.settings import Settings
 from ledger.warehouse import connect, ensure_raw_schema
 
 INGEST_TIME = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)

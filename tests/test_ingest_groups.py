@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from ledger.core.settings import Settings
 from ledger.ingest import ingest_paths
-from ledger.settings import Settings
 from tests.test_ingest import INGEST_TIME, llm, query, write_jsonl
 
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from ledger.core.settings import Settings
 from ledger.ingest import ingest_paths
 from ledger.ingest.files import REFUSED_SYMLINK, discover
-from ledger.settings import Settings
 from tests.test_ingest import INGEST_TIME, llm, query, write_jsonl
 
 
@@ -155,7 +155,7 @@ def test_a_landing_folder_named_through_a_link_is_searched_where_it_is(tmp_path:
 def test_the_cli_prints_refused_links(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
-    from ledger.cli import main
+    from ledger.commands.cli import main
 
     home = tmp_path / "home"
     landing = home / "landing"
@@ -273,9 +273,9 @@ def test_a_damaged_warehouse_names_ledger_recover_and_recover_rebuilds_it(
 ) -> None:
     from click.testing import CliRunner
 
-    from ledger.cli import main
+    from ledger.commands.cli import main
 
-    a, b = _conflicting_landing(settings)
+    _a, _b = _conflicting_landing(settings)
     with settings.warehouse_path.open("r+b") as handle:  # the header is gone
         handle.write(b"\0garbage" * 512)
     env = {"LEDGER_HOME": str(settings.home)}

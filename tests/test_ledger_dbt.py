@@ -30,9 +30,9 @@ import pytest
 import yaml
 
 from ledger.contract.fields import raw_event_columns
-from ledger.export import export_session_ledger
+from ledger.core.settings import DBT_PROJECT_DIR
 from ledger.reference import load_reference
-from ledger.settings import DBT_PROJECT_DIR
+from ledger.serving.export import export_session_ledger
 
 MONEY = Decimal("1E-12")
 UNIT_PRICE = Decimal("1E-20")

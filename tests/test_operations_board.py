@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from ledger.settings import REPO_ROOT, Settings
+from ledger.core.settings import REPO_ROOT, Settings
 
 pytestmark = pytest.mark.integration
 

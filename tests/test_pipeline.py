@@ -10,8 +10,8 @@ import duckdb
 import pytest
 from dagster import AssetKey, RunRequest, build_sensor_context
 
-from ledger.build import run_build
-from ledger.settings import REPO_ROOT, Settings
+from ledger.commands.build import run_build
+from ledger.core.settings import REPO_ROOT, Settings
 from ledger.simulate import simulate
 
 

@@ -12,9 +12,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from ledger.publish import PARTS_DIR, publish, published_parts, remove_publish_leftovers
-from ledger.published import open_published
-from ledger.settings import Settings
+from ledger.core.settings import Settings
+from ledger.pipeline.publish import publish, published_parts, remove_publish_leftovers
+from ledger.pipeline.published_parts import PARTS_DIR
+from ledger.serving.published_copy import open_published
 from ledger.warehouse import connect, copy_warehouse
 from tests.conftest import LedgerWarehouse
 
@@ -170,8 +171,8 @@ def test_a_reader_holding_the_old_file_keeps_reading_it_while_new_ones_are_publi
 
 _KILLED_PUBLISH = """
 import os, signal, sys
-import ledger.publish as publish_module
-from ledger.settings import Settings
+import ledger.pipeline.publish as publish_module
+from ledger.core.settings import Settings
 settings = Settings.from_env({"LEDGER_HOME": sys.argv[1], "LEDGER_REFERENCE_DIR": sys.argv[2]})
 renames = []
 real_replace = os.replace

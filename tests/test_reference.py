@@ -10,6 +10,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from ledger.core.settings import REPO_ROOT
 from ledger.reference import (
     METERS,
     REFERENCE_FILES,
@@ -18,7 +19,6 @@ from ledger.reference import (
     load_reference,
     write_reference_tables,
 )
-from ledger.settings import REPO_ROOT
 
 SHIPPED = REPO_ROOT / "data" / "reference"
 RATE_CARD_HEADER = "provider,model,meter,price,per,currency,effective_from,effective_to"

@@ -10,8 +10,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from ledger.replay import ReplayError, replay
-from ledger.settings import Settings
+from ledger.core.settings import Settings
+from ledger.simulate.replay import ReplayError, replay
 
 pytestmark = pytest.mark.integration
 
@@ -37,7 +37,7 @@ USAGE_SQL = """
 
 
 def copy_id(copy: int, tenant: str, session: str) -> str:
-    """The replayed session id, worked out apart from ledger.replay."""
+    """The replayed session id, worked out apart from ledger.simulate.replay."""
     return "rp-" + hashlib.sha256(f"{SEED}:{copy}:{tenant}:{session}".encode()).hexdigest()[:32]
 
 
@@ -52,7 +52,7 @@ def replayed(planning_home: Settings, tmp_path_factory: pytest.TempPathFactory):
     """The planning week with one day of acme-telecom replayed at --scale 3, ingested and built."""
     from conftest import INGEST_TIME
 
-    from ledger.build import run_build
+    from ledger.commands.build import run_build
     from ledger.ingest import ingest_paths
     from ledger.warehouse import copy_warehouse
 
@@ -204,9 +204,9 @@ def test_a_replayed_copy_is_flagged_and_never_revenue(replayed) -> None:
 def test_the_weekly_review_and_the_alerts_leave_replays_out(replayed) -> None:
     from ledger.alerts.figures import check_freshness, load_tenant_days, newest_event_at
     from ledger.alerts.run import detect_day
-    from ledger.published import open_published
     from ledger.report.documents import headline
     from ledger.report.weekly import load_weekly_review
+    from ledger.serving.published_copy import open_published
 
     original, settings, summary, _ = replayed
     week_first, week_last = date(2026, 11, 2), date(2026, 11, 8)
@@ -244,7 +244,7 @@ def test_the_boards_leave_replays_out_unless_the_sidebar_includes_them(
     from streamlit.testing.v1 import AppTest
 
     from dashboards.formatting import money
-    from ledger.settings import REPO_ROOT
+    from ledger.core.settings import REPO_ROOT
 
     original, settings, summary, _ = replayed
     day_sql = (

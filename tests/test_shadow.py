@@ -15,7 +15,7 @@ from pathlib import Path
 import duckdb
 from conftest import dbt_run_results
 
-from ledger.settings import Settings
+from ledger.core.settings import Settings
 from ledger.simulate import simulate
 
 SHADOW_UNIT_TESTS = {

@@ -14,7 +14,7 @@ import pytest
 
 from ledger.contract.events import EVENT_ADAPTER, SEGMENTS
 from ledger.simulate import SimulationSummary, simulate
-from ledger.simulate.catalogue import (
+from ledger.simulate.scenario import (
     ANOMALY_DAY_OFFSETS,
     ANOMALY_TENANT,
     PRICE_CHANGE_DATE,

@@ -5,7 +5,7 @@ and hand-made sessions, so the same events) in a home of its own in two steps, e
 pipeline's job with the Spark engine (dbt-spark's `session` method on a local pyspark, `local[2]`,
 then the publish step, which serves Spark's marts to the readers): the first day's files in a full
 build, then the second day's files, the hand-made sessions and the provider bill in an incremental
-refresh (ledger.refresh, dbt/macros/engine/spark_incremental.sql). Every comparison below is therefore of
+refresh (ledger.pipeline.plan, dbt/macros/engine/spark_incremental.sql). Every comparison below is therefore of
 an incremental Spark build with DuckDB's full build. One pair of Spark builds serves every test
 here (a Spark start alone takes tens of seconds).
 """
@@ -31,13 +31,13 @@ from test_ledger_dbt import (
     test_every_session_recomputed_by_hand_matches_the_export_exactly as check_every_session,
 )
 
-from ledger.build import run_build
-from ledger.export import export_session_ledger
+from ledger.commands.build import run_build
+from ledger.core.settings import REPO_ROOT, Settings
 from ledger.finops.provider_costs import import_provider_costs
 from ledger.ingest import ingest_paths
-from ledger.settings import REPO_ROOT, Settings
+from ledger.pipeline.transform import dbt_run_flags
+from ledger.serving.export import export_session_ledger
 from ledger.simulate import simulate
-from ledger.transform import dbt_run_flags
 from ledger.warehouse import append_events, connect
 
 

@@ -14,12 +14,12 @@ import openpyxl
 import pytest
 
 from dagster_project.defs.ledger_dbt import run_dbt
-from ledger.calendar import WeekError, parse_iso_week, previous_iso_week
-from ledger.formatting import round_money
+from ledger.core.calendar import WeekError, parse_iso_week, previous_iso_week
+from ledger.core.numbers import round_money
+from ledger.core.settings import Settings
 from ledger.ingest import ingest_paths
-from ledger.publish import publish
+from ledger.pipeline.publish import publish
 from ledger.report.review import write_weekly_review
-from ledger.settings import Settings
 
 NOW = datetime(2026, 11, 23, 0, 0)  # UTC: Monday 08:00 in Shanghai
 SUMMED = (

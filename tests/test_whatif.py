@@ -11,8 +11,8 @@ from pathlib import Path
 import openpyxl
 import pytest
 
-from ledger.settings import Settings
-from ledger.whatif import WhatIfError, load_route_map, what_if, write_outputs
+from ledger.commands.whatif import WhatIfError, load_route_map, what_if, write_outputs
+from ledger.core.settings import Settings
 
 pytestmark = pytest.mark.integration
 

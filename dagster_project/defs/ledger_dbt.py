@@ -1,8 +1,8 @@
 """The dbt project (staging -> intermediate -> marts) as Dagster assets through dagster-dbt.
 
-dbt runs one way: `DbtCliResource` with the arguments of `ledger.transform.dbt_build_args`, which
+dbt runs one way: `DbtCliResource` with the arguments of `ledger.pipeline.transform.dbt_build_args`, which
 carry everything the invocation needs on its command line (the environment only names the
-building process, for `ledger-dbt`: ledger/dbt_child.py). The manifest Dagster needs to know the
+building process, for `ledger-dbt`: ledger/pipeline/dbt_child.py). The manifest Dagster needs to know the
 assets is prepared by `prepare_manifest()`, which the definitions loader calls; importing this
 module parses nothing.
 """
@@ -20,11 +20,11 @@ from dagster_dbt.errors import DagsterDbtCliRuntimeError
 from dbt.cli.main import dbtRunner
 
 from dagster_project.defs.resources import LedgerWarehouse
-from ledger import vocabulary
-from ledger.dbt_child import spawning_dbt
-from ledger.refresh import refresh_mode
-from ledger.settings import DBT_PROJECT_DIR, Settings
-from ledger.transform import DbtRunError, dbt_build_args, dbt_run_flags, prepare_engine
+from ledger.core import vocabulary
+from ledger.core.settings import DBT_PROJECT_DIR, Settings
+from ledger.pipeline.dbt_child import spawning_dbt
+from ledger.pipeline.plan import refresh_mode
+from ledger.pipeline.transform import DbtRunError, dbt_build_args, dbt_run_flags, prepare_engine
 
 MANIFEST_DIR = DBT_PROJECT_DIR / "target"
 MANIFEST_PATH = MANIFEST_DIR / "manifest.json"
@@ -100,7 +100,7 @@ def build_dbt_assets(manifest: Path) -> AssetsDefinition:
         )
         yield from invocation.stream()
         if settings.engine == "spark":
-            from ledger.spark import remove_refresh_scratch
+            from ledger.pipeline.spark import remove_refresh_scratch
 
             remove_refresh_scratch(settings)
 
@@ -109,7 +109,7 @@ def build_dbt_assets(manifest: Path) -> AssetsDefinition:
 
 def dbt_executable() -> str:
     """The dbt of this interpreter's environment, whether or not the venv is on PATH: its
-    `ledger-dbt` (dbt that dies with the build, ledger/dbt_child.py), else plain dbt."""
+    `ledger-dbt` (dbt that dies with the build, ledger/pipeline/dbt_child.py), else plain dbt."""
     for name in ("ledger-dbt", "dbt"):
         executable = Path(sys.executable).parent / name
         if executable.exists():

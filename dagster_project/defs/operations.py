@@ -13,11 +13,10 @@ Both jobs take their date or week as run config, so a run launched by hand from 
 `ledger alerts run` / `ledger report weekly`) does exactly what the schedule does.
 
 The schedules' time zone is the one exception to "no environment at import": Dagster needs it when
-the schedule is defined, so `operations_definitions()` reads `LEDGER_TIMEZONE` then (default
-Asia/Shanghai). Everything else resolves through the `warehouse` resource when a run starts.
+the schedule is defined, so `operations_definitions()` takes it from the settings then
+(`Settings.from_env()`). Everything else resolves through the `warehouse` resource when a run starts.
 """
 
-import os
 from datetime import date, datetime, timedelta
 
 from dagster import (
@@ -42,7 +41,8 @@ from dagster import (
 from dagster_project.defs.resources import LedgerWarehouse
 from ledger.alerts.figures import check_freshness, latest_closed_business_date
 from ledger.alerts.run import run_alerts
-from ledger.calendar import iso_week_of, yesterday
+from ledger.core.calendar import iso_week_of, yesterday
+from ledger.core.settings import Settings
 from ledger.report.review import write_weekly_review
 
 TENANT_DAILY_MARGIN = AssetKey(["marts", "fct_tenant_daily_margin"])
@@ -50,7 +50,6 @@ DAILY_ALERTS_JOB = "daily_cost_alerts"
 WEEKLY_REVIEW_JOB = "weekly_margin_review"
 DAILY_ALERTS_CRON = "0 6 * * *"
 WEEKLY_REVIEW_CRON = "0 7 * * 1"
-DEFAULT_TIMEZONE = "Asia/Shanghai"
 
 
 class AlertRunConfig(Config):
@@ -207,7 +206,7 @@ def operations_definitions(
     timezone: str | None = None,
 ) -> tuple[list[JobDefinition], list[ScheduleDefinition], list[AssetChecksDefinition]]:
     """(jobs, schedules, asset checks) of the scheduled operations, for `Definitions(...)`."""
-    zone = timezone or os.environ.get("LEDGER_TIMEZONE") or DEFAULT_TIMEZONE
+    zone = timezone or Settings.from_env().timezone
     return (
         [daily_cost_alerts, weekly_margin_review],
         build_schedules(zone),

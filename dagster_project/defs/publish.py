@@ -3,7 +3,7 @@
 from dagster import AssetExecutionContext, AssetKey, MaterializeResult, asset
 
 from dagster_project.defs.resources import LedgerWarehouse
-from ledger.publish import publish
+from ledger.pipeline.publish import publish
 
 
 def published_marts_asset(upstream: list[AssetKey]):

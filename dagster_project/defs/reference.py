@@ -3,7 +3,7 @@
 from dagster import AssetExecutionContext, AssetKey, AssetSpec, MaterializeResult, multi_asset
 
 from dagster_project.defs.resources import LedgerWarehouse
-from ledger.transform import prepare_reference
+from ledger.pipeline.transform import prepare_reference
 
 REFERENCE_TABLES = (
     "rate_card",

@@ -1,6 +1,6 @@
 """The refresh plan before dbt and its commit after publishing (issue 11).
 
-`ops/refresh_events` plans the build (`ledger.refresh.plan_refresh`): which raw files are new,
+`ops/refresh_events` plans the build (`ledger.pipeline.plan.plan_refresh`): which raw files are new,
 which sessions and which dates are recomputed, or why the build is a full refresh; its metadata is
 what a `dagster dev` user reads to see what a run refreshed. dbt's staging reads the table (a dbt
 source), so the dbt assets run after it. `ops/refresh_state` commits the plan only after the
@@ -11,7 +11,7 @@ from dagster import AssetExecutionContext, AssetKey, MaterializeResult, Metadata
 
 from dagster_project.defs.reference import REFERENCE_TABLES
 from dagster_project.defs.resources import LedgerWarehouse
-from ledger.refresh import commit_refresh, plan_refresh
+from ledger.pipeline.plan import commit_refresh, plan_refresh
 
 REFRESH_EVENTS = AssetKey(["ops", "refresh_events"])
 REFRESH_STATE = AssetKey(["ops", "refresh_state"])

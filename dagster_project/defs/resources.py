@@ -1,44 +1,29 @@
 """Resources: the installation's settings and its DuckDB warehouse, resolved at run time."""
 
-from pathlib import Path
-
 import duckdb
 from dagster import ConfigurableResource
 
-from ledger.settings import Settings
+from ledger.core.settings import Settings
 from ledger.warehouse import connect
 
 
 class LedgerWarehouse(ConfigurableResource):
-    """The ledger's DuckDB warehouse. Unset fields fall back to the `LEDGER_*` environment.
+    """The ledger's DuckDB warehouse, and the installation's settings, whole.
 
-    Reading the environment here, when a run starts, rather than at import keeps the code location
-    loadable anywhere and lets tests point a run at a temporary home.
+    `settings_json` is `Settings.as_json()` (`ledger build` passes its settings that way, see
+    dagster_project/pipeline.py); unset, as under `dagster dev` or the daemon, the settings are
+    read from the `LEDGER_*` environment when a run starts, never at import, which keeps the code
+    location loadable anywhere.
     """
 
-    home: str | None = None
-    reference_dir: str | None = None
-    reporting_currency: str | None = None
-    timezone: str | None = None
-    engine: str | None = None  # LEDGER_ENGINE: duckdb or spark
+    settings_json: str | None = None
     # `ledger build --full-refresh`: recompute every model from all events.
     full_refresh: bool = False
 
     def settings(self) -> Settings:
-        base = Settings.from_env()
-        overrides = {
-            "home": self.home,
-            "reference_dir": self.reference_dir,
-            "reporting_currency": self.reporting_currency,
-            "timezone": self.timezone,
-            "engine": self.engine,
-        }
-        update = {
-            key: Path(value).resolve() if key in ("home", "reference_dir") else value
-            for key, value in overrides.items()
-            if value
-        }
-        return Settings.model_validate({**base.model_dump(), **update})
+        if self.settings_json:
+            return Settings.from_json(self.settings_json)
+        return Settings.from_env()
 
     def connect(self, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
         return connect(self.settings().warehouse_path, read_only=read_only)
@@ -48,7 +33,7 @@ class LedgerWarehouse(ConfigurableResource):
         files Spark wrote on Spark (LEDGER_ENGINE=spark)."""
         settings = self.settings()
         if settings.engine == "spark":
-            from ledger.spark import connect_marts
+            from ledger.pipeline.spark import connect_marts
 
             return connect_marts(settings)
         return self.connect()

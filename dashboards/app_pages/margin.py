@@ -10,7 +10,7 @@ import streamlit as st
 from dashboards import charts
 from dashboards.comparison import Comparison, covered, week_label
 from dashboards.filters import page_context, page_header
-from dashboards.formatting import money, money_delta, percent, points_delta
+from dashboards.kpi_cells import margin_cells
 from dashboards.kpis import PeriodKpis, margin_pct
 from dashboards.presentation import (
     COMPONENT_LABELS,
@@ -25,8 +25,8 @@ from dashboards.presentation import (
     tenant_sessions_links,
 )
 from dashboards.queries import margin as queries
-from ledger.formatting import round_to_total
-from ledger.vocabulary import COMPONENTS, SAVINGS_KINDS
+from ledger.core.numbers import round_to_total
+from ledger.core.vocabulary import COMPONENTS, SAVINGS_KINDS
 
 context = page_context()
 filters, currency, version = context.filters, context.currency, context.version
@@ -46,31 +46,7 @@ now = PeriodKpis.from_totals(totals_now)
 before = PeriodKpis.from_totals(totals_before)
 comparison = comparison.counted(before.sessions)
 cells = st.columns(4)
-cells[0].metric(
-    "Revenue",
-    money(now.revenue, currency),
-    comparison.delta(money_delta(now.revenue, before.revenue, currency)),
-    help="Revenue of the closed, billed sessions.",
-)
-cells[1].metric(
-    "Cost",
-    money(now.total_cost, currency),
-    comparison.delta(money_delta(now.total_cost, before.total_cost, currency)),
-    delta_color="inverse",
-    help="Cost of every session, open ones included.",
-)
-cells[2].metric(
-    "Gross margin",
-    money(now.gross_margin, currency),
-    comparison.delta(money_delta(now.gross_margin, before.gross_margin, currency)),
-    help="Revenue − cost.",
-)
-cells[3].metric(
-    "Gross margin %",
-    percent(now.gross_margin_pct, 2),
-    comparison.delta(points_delta(now.gross_margin_pct, before.gross_margin_pct)),
-    help="(Revenue − cost) ÷ revenue.",
-)
+margin_cells(cells, now, before, comparison, currency)
 st.caption(comparison.note())
 
 # ---- by tenant -----------------------------------------------------------------------------------

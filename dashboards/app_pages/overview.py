@@ -7,11 +7,12 @@ import streamlit as st
 
 from dashboards.comparison import Comparison
 from dashboards.filters import page_context, page_header
-from dashboards.formatting import count_delta, money, money_delta, percent, points_delta
+from dashboards.formatting import count_delta, money, money_delta
+from dashboards.kpi_cells import margin_cells
 from dashboards.kpis import PeriodKpis
 from dashboards.presentation import COMPONENT_LABELS, money_series
 from dashboards.queries import overview as queries
-from ledger.vocabulary import COMPONENTS
+from ledger.core.vocabulary import COMPONENTS
 
 context = page_context()
 filters, currency, version = context.filters, context.currency, context.version
@@ -31,28 +32,7 @@ if now.sessions == 0:
     st.stop()
 
 first, second = st.columns(4), st.columns(4)
-first[0].metric(
-    "Revenue",
-    money(now.revenue, currency),
-    comparison.delta(money_delta(now.revenue, before.revenue, currency)),
-)
-first[1].metric(
-    "Cost",
-    money(now.total_cost, currency),
-    comparison.delta(money_delta(now.total_cost, before.total_cost, currency)),
-    delta_color="inverse",
-)
-first[2].metric(
-    "Gross margin",
-    money(now.gross_margin, currency),
-    comparison.delta(money_delta(now.gross_margin, before.gross_margin, currency)),
-)
-first[3].metric(
-    "Gross margin %",
-    percent(now.gross_margin_pct, 2),
-    comparison.delta(points_delta(now.gross_margin_pct, before.gross_margin_pct)),
-    help="(Revenue − cost) ÷ revenue.",
-)
+margin_cells(first, now, before, comparison, currency)
 second[0].metric(
     "Cost per billable minute",
     money(now.cost_per_billable_minute, currency),

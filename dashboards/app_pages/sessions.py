@@ -23,8 +23,8 @@ from dashboards.presentation import (
     show_table,
 )
 from dashboards.queries import sessions as queries
-from ledger.formatting import round_places, round_to_total
-from ledger.vocabulary import BUDGET_LINES
+from ledger.core.numbers import round_places, round_to_total
+from ledger.core.vocabulary import BUDGET_LINES
 
 SEGMENT_COLOURS = {
     "endpointing": "#4c78a8",

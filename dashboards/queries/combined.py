@@ -31,7 +31,7 @@ COMBINED_SORTS = {
 def combined_by_tenant(version: str, filters: Filters, sort: str, descending: bool) -> pd.DataFrame:
     """One row per tenant: margin and experience side by side, sorted by an allow-listed column.
 
-    gross_margin_pct here only orders the rows; the page shows `ledger.ratios.gross_margin_pct`
+    gross_margin_pct here only orders the rows; the page shows `ledger.core.ratios.gross_margin_pct`
     of the exact sums.
     """
     order = allowed(sort, COMBINED_SORTS)

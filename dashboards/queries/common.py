@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import streamlit as st
 
-from ledger.vocabulary import COMPONENTS, SAVINGS_KINDS
+from ledger.core.vocabulary import COMPONENTS, SAVINGS_KINDS
 
 if TYPE_CHECKING:  # for the annotations only
     from dashboards.filters import Filters

@@ -9,8 +9,8 @@ import pandas as pd
 
 from dashboards.connection import run, run_parts
 from dashboards.queries.common import allowed, cached, session_filter
-from ledger.sql import literal
-from ledger.vocabulary import BUDGET_LINES, DEGRADATION_KINDS
+from ledger.core.sql import literal
+from ledger.core.vocabulary import BUDGET_LINES, DEGRADATION_KINDS
 
 if TYPE_CHECKING:
     from dashboards.filters import Filters

@@ -13,13 +13,14 @@ import pandas as pd
 
 from dashboards.connection import run
 from dashboards.queries.common import cached
+from ledger.core.vocabulary import CAPACITY_POOL_WEEKLY_MART, POOL_LOAD_FIGURES
 
 if TYPE_CHECKING:
     from dashboards.filters import Filters
 
 SHADOW_MART = "fct_shadow_comparison_weekly"
 SHADOW_DAILY_MART = "fct_shadow_comparison_daily"
-CAPACITY_MART = "fct_capacity_pool_weekly"
+CAPACITY_MART = CAPACITY_POOL_WEEKLY_MART
 CAPACITY_HOURLY_MART = "fct_capacity_pool_hourly"
 
 # The verdicts of the mart (SPEC 11 vocabulary) as the page says them.
@@ -89,12 +90,7 @@ def capacity_weekly(version: str, filters: Filters) -> pd.DataFrame:
         select
             iso_week,
             coalesce(tenant_id, 'all tenants') as pool_load_of,
-            llm_tokens_per_second_peak,
-            llm_tokens_per_second_p95_hourly_peak,
-            llm_tokens_per_second_peak_change_pct,
-            encoder_images_per_second_peak,
-            encoder_images_per_second_p95_hourly_peak,
-            peak_concurrent_paths,
+            {", ".join(POOL_LOAD_FIGURES)},
             concurrent_paths_p95_hourly_peak,
             peak_concurrent_sessions,
             peak_concurrent_realtime_sessions,

@@ -9,7 +9,7 @@ import pandas as pd
 
 from dashboards.connection import run
 from dashboards.queries.common import allowed, cached, session_filter
-from ledger.vocabulary import BUDGET_LINES, SEGMENTS
+from ledger.core.vocabulary import BUDGET_LINES, SEGMENTS
 
 if TYPE_CHECKING:
     from dashboards.filters import Filters

@@ -24,7 +24,7 @@ columns as (
         -- widened to decimal(38, 12) by the first model that treats them as money
         and not (table_schema = 'raw' and table_name = 'events')
         and not (table_schema = 'staging' and table_name = 'stg_metering__events')
-        -- (and their copy for an incremental refresh, ledger.refresh)
+        -- (and their copy for an incremental refresh, ledger.pipeline.plan)
         and not (table_schema = 'ops' and table_name = 'refresh_events')
 ),
 

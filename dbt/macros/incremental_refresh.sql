@@ -1,7 +1,7 @@
 {#-
     Incremental refresh (issue 11): a build recomputes only what new data touches.
 
-    `ledger.refresh` plans each build before dbt runs and passes `refresh_mode` as a var:
+    `ledger.pipeline.plan` plans each build before dbt runs and passes `refresh_mode` as a var:
     - 'full' (a first build, `ledger build --full-refresh`, a changed project, vars or reference
       tables other than rate card / FX / price plans): dbt runs with --full-refresh, staging reads
       every event and every filter below is empty.

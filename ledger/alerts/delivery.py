@@ -53,7 +53,7 @@ from ledger.alerts.store import (
     set_notification,
     update_delivery,
 )
-from ledger.formatting import money, percent, points, rate
+from ledger.core.numbers import money, percent, points, rate
 
 DEFAULT_COOLDOWN_DAYS = 3
 SEVERITY_ICON = {"info": "ℹ️", "warning": "⚠️", "critical": "🚨"}
@@ -342,6 +342,34 @@ def _attempt(sink: Sink, delivery: Delivery) -> None:
         delivery.last_error = None
 
 
+def held_by_cooldown(
+    con: duckdb.DuckDBPyConnection,
+    fingerprint: str,
+    day: date,
+    severity: str,
+    cooldown_days: int,
+) -> tuple[bool, bool]:
+    """The cooldown gate every notification passes, once: (held back, escalated). Held back when
+    the same fingerprint was notified for a business date less than `cooldown_days` away at the
+    same severity or higher; escalated when it was notified before at a lower one."""
+    previous = notified_severity(con, fingerprint, day, cooldown_days)
+    if previous is None:
+        return False, False
+    if severity_rank(severity) <= severity_rank(previous):
+        return True, False
+    return False, True
+
+
+def deliver(
+    con: duckdb.DuckDBPyConnection, sink: Sink, delivery: Delivery, now: datetime, run_id: str
+) -> bool:
+    """Send `delivery` once and record it (sent, or failed for the next run to retry); True when
+    sent."""
+    _attempt(sink, delivery)
+    insert_delivery(con, delivery, now, run_id)
+    return delivery.status == DELIVERY_SENT
+
+
 def _mark_items(con: duckdb.DuckDBPyConnection, delivery: Delivery) -> None:
     outcome = SENT if delivery.status == DELIVERY_SENT else PENDING_RETRY
     for item in delivery.items:
@@ -375,12 +403,13 @@ def notify_anomalies(
     outcome = DeliveryOutcome()
     groups: dict[tuple[str, date], list[tuple[Anomaly, bool]]] = {}
     for anomaly in anomalies:
-        previous = notified_severity(con, anomaly.fingerprint, anomaly.business_date, cooldown_days)
-        if previous is not None and severity_rank(anomaly.severity) <= severity_rank(previous):
+        held, escalated = held_by_cooldown(
+            con, anomaly.fingerprint, anomaly.business_date, anomaly.severity, cooldown_days
+        )
+        if held:
             set_notification(con, anomaly.anomaly_id, COOLDOWN)
             outcome.suppressed.append(anomaly)
             continue
-        escalated = previous is not None
         groups.setdefault((anomaly.tenant_id, anomaly.business_date), []).append(
             (anomaly, escalated)
         )
@@ -400,10 +429,9 @@ def notify_anomalies(
                 for a in group
             ],
         )
-        _attempt(sink, delivery)
-        insert_delivery(con, delivery, now, run_id)
+        sent = deliver(con, sink, delivery, now, run_id)
         _mark_items(con, delivery)
-        (outcome.sent if delivery.status == DELIVERY_SENT else outcome.failed).append(delivery)
+        (outcome.sent if sent else outcome.failed).append(delivery)
     return outcome
 
 
@@ -420,8 +448,8 @@ def notify_stale(
     fp = stale_fingerprint(freshness)
     # No events at all for the day is worse than a day still filling up.
     severity = "warning" if freshness.has_events_on_day or freshness.is_closed else "critical"
-    previous = notified_severity(con, fp, freshness.business_date, cooldown_days)
-    if previous is not None and severity_rank(severity) <= severity_rank(previous):
+    held, _ = held_by_cooldown(con, fp, freshness.business_date, severity, cooldown_days)
+    if held:
         outcome.suppressed_stale = True
         return outcome
     delivery = Delivery(
@@ -433,7 +461,6 @@ def notify_stale(
         payload=stale_message(freshness),
         items=[DeliveryItem(fp, None, severity, freshness.business_date)],
     )
-    _attempt(sink, delivery)
-    insert_delivery(con, delivery, now, run_id)
-    (outcome.sent if delivery.status == DELIVERY_SENT else outcome.failed).append(delivery)
+    sent = deliver(con, sink, delivery, now, run_id)
+    (outcome.sent if sent else outcome.failed).append(delivery)
     return outcome

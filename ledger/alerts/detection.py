@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
 
-from ledger.ratios import gross_margin_pct
-from ledger.vocabulary import COMPONENTS
+from ledger.core.ratios import gross_margin_pct
+from ledger.core.vocabulary import COMPONENTS
 
 TENANT_METRICS: tuple[str, ...] = ("cost_per_billable_minute", "total_cost", "gross_margin_pct")
 METRICS: tuple[str, ...] = TENANT_METRICS + tuple(f"{c}_cost" for c in COMPONENTS)

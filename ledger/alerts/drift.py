@@ -18,21 +18,24 @@ from decimal import Decimal
 
 import duckdb
 
-from ledger.alerts.delivery import DEFAULT_COOLDOWN_DAYS, SEVERITY_ICON, Sink, _attempt
-from ledger.alerts.detection import _digest, fingerprint, severity_rank
+from ledger.alerts.delivery import (
+    DEFAULT_COOLDOWN_DAYS,
+    SEVERITY_ICON,
+    Sink,
+    deliver,
+    held_by_cooldown,
+)
+from ledger.alerts.detection import _digest, fingerprint
 from ledger.alerts.store import (
     COOLDOWN,
-    DELIVERY_SENT,
     PENDING_RETRY,
     SENT,
     Delivery,
     DeliveryItem,
-    insert_delivery,
     new_id,
-    notified_severity,
 )
-from ledger.formatting import money, percent, signed_money
-from ledger.published import has_mart
+from ledger.core.numbers import money, percent, signed_money
+from ledger.serving.published_copy import has_mart
 
 DRIFT_METRIC = "rate_card_drift"
 DRIFT_KIND = "rate_card_drift"
@@ -222,8 +225,10 @@ def notify_drifts(
         con.execute(statement)
     outcome = DriftOutcome(find_drifts(con, day))
     for drift in outcome.drifts:
-        previous = notified_severity(con, drift.fingerprint, drift.usage_date, cooldown_days)
-        if previous is not None and severity_rank(drift.severity) <= severity_rank(previous):
+        held, escalated = held_by_cooldown(
+            con, drift.fingerprint, drift.usage_date, drift.severity, cooldown_days
+        )
+        if held:
             _record(con, drift, now, COOLDOWN)
             outcome.suppressed += 1
             continue
@@ -233,12 +238,10 @@ def notify_drifts(
             tenant_id=None,
             business_date=drift.usage_date,
             severity=drift.severity,
-            payload=drift_message(drift, escalated=previous is not None),
+            payload=drift_message(drift, escalated=escalated),
             items=[DeliveryItem(drift.fingerprint, None, drift.severity, drift.usage_date)],
         )
-        _attempt(sink, delivery)
-        insert_delivery(con, delivery, now, run_id)
-        sent = delivery.status == DELIVERY_SENT
+        sent = deliver(con, sink, delivery, now, run_id)
         _record(con, drift, now, SENT if sent else PENDING_RETRY)
         if sent:
             outcome.sent += 1

@@ -14,9 +14,9 @@ from zoneinfo import ZoneInfo
 import duckdb
 
 from ledger.alerts.detection import ComponentDay, TenantDay
-from ledger.calendar import day_end_utc
-from ledger.ratios import ratio
-from ledger.vocabulary import COMPONENTS
+from ledger.core.calendar import day_end_utc
+from ledger.core.ratios import ratio
+from ledger.core.vocabulary import COMPONENTS
 
 ZERO = Decimal(0)
 

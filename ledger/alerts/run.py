@@ -47,9 +47,9 @@ from ledger.alerts.store import (
     record_anomalies,
     record_run,
 )
-from ledger.calendar import utc_now, yesterday
-from ledger.published import open_published_with_ops
-from ledger.settings import Settings
+from ledger.core.calendar import utc_now, yesterday
+from ledger.core.settings import Settings
+from ledger.serving.published_copy import open_published_with_ops
 
 NOTIFICATIONS_FILE = "notifications.jsonl"
 # `--date latest`: the newest business date the data holds completely (demo or historical data).

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ledger.collect.events import (
+from ledger.collect.event_builder import (
     SessionEvents,
     decimal_text,
     from_unix,

@@ -50,7 +50,7 @@ from pipecat.services.llm_service import LLMService
 from pipecat.services.stt_service import STTService
 from pipecat.services.tts_service import TTSService
 
-from ledger.collect.events import (
+from ledger.collect.event_builder import (
     SessionEvents,
     decimal_text,
     from_unix,

@@ -17,7 +17,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from ledger.collect.events import (
+from ledger.collect.event_builder import (
     SessionEvents,
     decimal_text,
     from_unix,

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import duckdb
 
-from ledger.settings import Settings
+from ledger.core.settings import Settings
 
 CHARGES_TABLE = "marts.fct_focus_charges"
 UNPRICED_TABLE = "marts.fct_focus_unpriced_usage"

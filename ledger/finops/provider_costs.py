@@ -24,10 +24,10 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict
 from pydantic_core import PydanticCustomError
 
 from ledger.contract.events import Component
+from ledger.core.settings import Settings
 from ledger.reference.csv_files import read_csv
 from ledger.reference.errors import ReferenceDataError
 from ledger.reference.rules import CalendarDate, Currency, Money, Text
-from ledger.settings import Settings
 from ledger.warehouse import connect
 
 COLUMNS: tuple[str, ...] = ("date", "provider", "component", "model", "item", "amount", "currency")

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -29,7 +28,9 @@ from pathlib import Path
 
 import duckdb
 
-from ledger.finops.catalogue import (
+from ledger.core.durable import write_text_atomically
+from ledger.core.settings import Settings
+from ledger.finops.genai_prices import (
     CATALOGUE_CURRENCY,
     PER_MILLION,
     catalogue_name,
@@ -39,7 +40,6 @@ from ledger.finops.catalogue import (
 from ledger.reference import RateCardRow, ReferenceDataError, load_reference
 from ledger.reference.loader import RATE_CARD_COLUMNS, RATE_CARD_FILE, REFERENCE_FILES
 from ledger.reference.rules import as_csv_instant
-from ledger.settings import Settings
 
 PROPOSAL_COLUMNS: tuple[str, ...] = (*RATE_CARD_COLUMNS, "action", "current", "note")
 NEW, CHANGE, UNCHANGED, CONFLICT = "new", "change", "unchanged", "conflict"
@@ -81,7 +81,7 @@ class Proposal:
     missing_meters: list[tuple[ModelInUse, str]] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
-        result = {action: 0 for action in (NEW, CHANGE, UNCHANGED, CONFLICT)}
+        result = dict.fromkeys((NEW, CHANGE, UNCHANGED, CONFLICT), 0)
         for row in self.rows:
             result[row.action] += 1
         return result
@@ -188,7 +188,7 @@ def propose_rates(settings: Settings, effective_from: date | None = None) -> Pro
                     note="; ".join(
                         filter(
                             None, [f"{proposal.catalogue} model {found.catalogue_id}", window.note]
-                        )  # fmt: skip
+                        )
                     ),
                 )
             )
@@ -217,7 +217,7 @@ def write_proposal(proposal: Proposal, path: Path) -> None:
                 row.note,
             ]
         )
-    _replace(path, buffer.getvalue())
+    write_text_atomically(path, buffer.getvalue())
 
 
 def describe_proposal(proposal: Proposal) -> list[str]:
@@ -253,17 +253,6 @@ def _read_rows(path: Path) -> tuple[list[str], list[list[str]]]:
         reader = csv.reader(handle)
         header = next(reader)
         return header, [row for row in reader if any(cell.strip() for cell in row)]
-
-
-def _replace(path: Path, text: str) -> None:
-    """Write `text` to `path` atomically (a temporary file in the same folder, renamed)."""
-    handle, partial = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
-            out.write(text)
-        os.replace(partial, path)
-    finally:
-        Path(partial).unlink(missing_ok=True)
 
 
 def apply_proposal(settings: Settings, proposal_path: Path) -> list[str]:
@@ -327,7 +316,7 @@ def apply_proposal(settings: Settings, proposal_path: Path) -> list[str]:
     writer.writerow(card_header)
     writer.writerows(card_rows + additions)
     _check_merged(settings, buffer.getvalue())
-    _replace(card_path, buffer.getvalue())
+    write_text_atomically(card_path, buffer.getvalue())
     return done
 
 

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import duckdb
 
+from ledger.core.settings import Settings
 from ledger.ingest.files import chunks, discover, is_large
 from ledger.ingest.load import FileResult, commit_chunked, commit_group
 from ledger.ingest.stage import StagedFile, Validator
-from ledger.settings import Settings
 from ledger.warehouse import connect, ensure_raw_schema, remove_orphan_event_files
 
 __all__ = ["FileResult", "expire_quarantined_text", "ingest_files", "ingest_paths"]
@@ -152,7 +152,7 @@ def _commit_in_order(
             return
         try:
             committed = commit_group(con, group)
-        except Exception:
+        except Exception:  # noqa: BLE001 (any failure: commit the group's files one by one)
             for staged in group:
                 commit(staged)
             return
@@ -167,7 +167,7 @@ def _commit_in_order(
             batch, future = pending.popleft()
             try:
                 staged_files = future.result()
-            except Exception:
+            except Exception:  # noqa: BLE001 (any failure: the batch again, file by file)
                 # A file that cannot be read fails its whole batch: go through the batch file by
                 # file (once the validator is idle), so the files before the unreadable one still
                 # go in and its error, naming it, stops the run as it would have alone.

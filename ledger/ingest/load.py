@@ -26,9 +26,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ledger.contract.fields import LINEAGE_COLUMNS, raw_event_columns
+from ledger.core.sql import literal
 from ledger.ingest.files import content_sha256
 from ledger.ingest.stage import StagedFile, Validator, raw_lines
-from ledger.sql import literal
 from ledger.warehouse import KEY_HASH, land_events
 
 # The quarantine reason of a file that cannot be read at all (one row, no line number).
@@ -267,24 +267,7 @@ def _commit_rows(
     # large file's pieces must not. Each row's file id and place in the group (`seq`) are joined
     # on in SQL from a VALUES list: building Arrow arrays from Python values would make pyarrow
     # import pandas (about half a second) in a run that never uses it.
-    staged_rows = pa.concat_tables([f.rows for f in files], promote_options="permissive")
-    indexes = [f.rows["file_index"][0].as_py() for f in files if f.rows.num_rows]
-    if len(set(indexes)) != len(indexes):
-        raise ValueError("the files of a group are validated together (one file index each)")
-    group_files = (
-        "(select * from (values "
-        + ", ".join(
-            f"({f.rows['file_index'][0].as_py() if f.rows.num_rows else -1}, {f.file_id}, "
-            f"{position}, {literal(str(f.path))})"
-            for position, f in enumerate(files)
-        )
-        + ") as g(file_index, file_id, position, path))"
-    )
-    staged = (
-        f"(select r.*, g.file_id, "
-        f"cast(r.line_number as bigint) + g.position * {_SEQ_FILE_STEP} as seq "
-        f"from staged_rows r join {group_files} g using (file_index))"
-    )
+    staged_rows, group_files, staged = _staged_group(files)
     # Found from whichever frame issues the statement (a wrapper around `con` included).
     con.execute("set python_scan_all_frames = true")
 
@@ -331,9 +314,42 @@ def _commit_rows(
             # a piece's rows must not stay in memory until its file's transaction ends
             through_table=not pieces,
         )
-        # A conflicting line's source and event id are its typed values.
-        con.execute(
-            f"""
+        con.execute(_quarantine_sql(staged, group_files, with_texts), {"now": naive_now})
+        return _outcome_counts(con, staged)
+    finally:
+        con.execute("drop table if exists fates")
+
+
+def _staged_group(files: list[_Lines]) -> tuple[pa.Table, str, str]:
+    """The group's validated rows as one Arrow table, and SQL for the group's files (index, id,
+    position, path) and for its rows with their file id and place in the group (`seq`); the SQL
+    names the table `staged_rows`, which the caller keeps in a local of that name."""
+    staged_rows = pa.concat_tables([f.rows for f in files], promote_options="permissive")
+    indexes = [f.rows["file_index"][0].as_py() for f in files if f.rows.num_rows]
+    if len(set(indexes)) != len(indexes):
+        raise ValueError("the files of a group are validated together (one file index each)")
+    group_files = (
+        "(select * from (values "
+        + ", ".join(
+            f"({f.rows['file_index'][0].as_py() if f.rows.num_rows else -1}, {f.file_id}, "
+            f"{position}, {literal(str(f.path))})"
+            for position, f in enumerate(files)
+        )
+        + ") as g(file_index, file_id, position, path))"
+    )
+    staged = (
+        f"(select r.*, g.file_id, "
+        f"cast(r.line_number as bigint) + g.position * {_SEQ_FILE_STEP} as seq "
+        f"from staged_rows r join {group_files} g using (file_index))"
+    )
+    return staged_rows, group_files, staged
+
+
+def _quarantine_sql(staged: str, group_files: str, with_texts: str) -> str:
+    """The insert of the group's quarantined lines (the validator's reasons and the fates'
+    id conflicts) into raw.quarantine, with `$now` as their time."""
+    # A conflicting line's source and event id are its typed values.
+    return f"""
             insert into raw.quarantine
             with quarantined as (
               select s.seq, s.file_id, s.line_number,
@@ -356,24 +372,24 @@ def _commit_rows(
                    $now
             from quarantined q join {group_files} g using (file_id)
             order by q.seq
-            """,
-            {"now": naive_now},
-        )
-        counts: dict[int, dict[str, int]] = {}
-        for file_id, outcome, count in con.execute(
-            "select file_id, coalesce(quarantine_reason, 'accepted'), count(*) "
-            f"from {staged} group by all"
-        ).fetchall():
-            counts.setdefault(file_id, {})[outcome] = count
-        for file_id, fate, count in con.execute(
-            "select file_id, fate, count(*) from fates group by all"
-        ).fetchall():
-            mine = counts[file_id]
-            mine["accepted"] -= count
-            mine[fate] = mine.get(fate, 0) + count
-        return counts
-    finally:
-        con.execute("drop table if exists fates")
+            """
+
+
+def _outcome_counts(con: duckdb.DuckDBPyConnection, staged: str) -> dict[int, dict[str, int]]:
+    """Per file id, the count of each outcome: accepted, duplicate, each quarantine reason."""
+    counts: dict[int, dict[str, int]] = {}
+    for file_id, outcome, count in con.execute(
+        "select file_id, coalesce(quarantine_reason, 'accepted'), count(*) "
+        f"from {staged} group by all"
+    ).fetchall():
+        counts.setdefault(file_id, {})[outcome] = count
+    for file_id, fate, count in con.execute(
+        "select file_id, fate, count(*) from fates group by all"
+    ).fetchall():
+        mine = counts[file_id]
+        mine["accepted"] -= count
+        mine[fate] = mine.get(fate, 0) + count
+    return counts
 
 
 def _conflict_texts(files: list[_Lines], lines: list[tuple[int, int]]) -> pa.Table:

@@ -24,9 +24,9 @@ from pathlib import Path
 
 import duckdb
 
+from ledger.core.settings import Settings
 from ledger.ingest.files import content_sha256, discover
 from ledger.ingest.load import FileResult
-from ledger.settings import Settings
 
 
 @dataclass(frozen=True)

@@ -268,7 +268,7 @@ def _extract(names: list[str], source: str) -> str:
     """
     fields = all_fields()
     paths = _list([f"$.{name}" for name in names])
-    structure = _quote(json.dumps({name: "VARCHAR" for name in names}))
+    structure = _quote(json.dumps(dict.fromkeys(names, "VARCHAR")))
     values = ",\n        ".join(
         f"nullif(types[{index}], 'NULL') as t_{name}, {_text(fields.get(name), name, index)} as s_{name}"
         for index, name in enumerate(names, 1)

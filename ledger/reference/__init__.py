@@ -6,6 +6,7 @@
 `load_reference` raises `ReferenceDataError` naming file, line, rule and fix for every problem.
 """
 
+from ledger.core.vocabulary import METERS
 from ledger.reference.errors import Problem, ReferenceDataError
 from ledger.reference.loader import REFERENCE_FILES, load_reference
 from ledger.reference.models import (
@@ -15,8 +16,7 @@ from ledger.reference.models import (
     RateCardRow,
     ReferenceData,
 )
-from ledger.reference.warehouse import TABLES, write_reference_tables
-from ledger.vocabulary import METERS
+from ledger.reference.tables import TABLES, write_reference_tables
 
 __all__ = [
     "METERS",

@@ -40,7 +40,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from ledger.contract.events import SEGMENTS, Scenario
-from ledger.vocabulary import METERS
+from ledger.core.vocabulary import METERS
 
 CONTRACT_SCENARIOS: tuple[str, ...] = Scenario.__args__  # type: ignore[attr-defined]
 # Sessions seen without `session.started` get scenario `unknown`; their budgets follow `other`

@@ -8,9 +8,10 @@ from decimal import Decimal
 
 import duckdb
 
-from ledger.published import has_mart
+from ledger.core.vocabulary import CAPACITY_POOL_WEEKLY_MART, POOL_LOAD_FIGURES
+from ledger.serving.published_copy import has_mart
 
-CAPACITY_MART = "fct_capacity_pool_weekly"
+CAPACITY_MART = CAPACITY_POOL_WEEKLY_MART
 GIB = Decimal(2) ** 30
 
 
@@ -40,12 +41,7 @@ def load_capacity(con: duckdb.DuckDBPyConnection, iso_week: str) -> list[Capacit
         f"""
         select
             coalesce(tenant_id, 'all tenants'),
-            llm_tokens_per_second_peak,
-            llm_tokens_per_second_p95_hourly_peak,
-            llm_tokens_per_second_peak_change_pct,
-            encoder_images_per_second_peak,
-            encoder_images_per_second_p95_hourly_peak,
-            peak_concurrent_paths,
+            {", ".join(POOL_LOAD_FIGURES)},
             cached_vision_images,
             vision_images,
             vision_cache_bytes,

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import xlsxwriter
 
-from ledger.formatting import money, percent, points, round_money
+from ledger.core.numbers import money, percent, points, round_money
+from ledger.core.vocabulary import COMPONENTS
 from ledger.report.tables import Table, format_cell, review_tables
 from ledger.report.weekly import WeeklyReview
-from ledger.vocabulary import COMPONENTS
 
 COMPONENT_COLOURS = {
     "asr": "#4e79a7",

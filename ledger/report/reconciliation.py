@@ -10,7 +10,7 @@ from decimal import Decimal
 
 import duckdb
 
-from ledger.published import has_mart
+from ledger.serving.published_copy import has_mart
 
 
 @dataclass(frozen=True)

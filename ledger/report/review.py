@@ -10,21 +10,21 @@ restatements of earlier reported weeks are found and this week's figures are sna
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
 from ledger.alerts.figures import require_marts
 from ledger.alerts.run import record_days_for_report
-from ledger.calendar import WeekError, parse_iso_week, previous_iso_week, utc_now
-from ledger.published import open_published_with_ops
+from ledger.core.calendar import WeekError, parse_iso_week, previous_iso_week, utc_now
+from ledger.core.durable import write_atomically
+from ledger.core.settings import Settings
 from ledger.report.capacity import load_capacity
 from ledger.report.documents import render_html, render_markdown, write_xlsx
 from ledger.report.reconciliation import load_reconciliation
 from ledger.report.restatement import find_restatements_and_snapshot
 from ledger.report.weekly import WeeklyReview, latest_complete_iso_week, load_weekly_review
-from ledger.settings import Settings
+from ledger.serving.published_copy import open_published_with_ops
 
 # `--week latest`: the newest week the data holds completely (demo or historical data).
 LATEST = "latest"
@@ -57,13 +57,6 @@ class ReviewResult:
         return lines
 
 
-def _write_atomically(path: Path, write) -> None:
-    # A reader (or a mail job) never picks up a half-written document.
-    staging = path.with_name(f".{path.name}.tmp")
-    write(staging)
-    os.replace(staging, path)
-
-
 def write_weekly_review(
     settings: Settings, iso_week: str | None = None, *, now: datetime | None = None
 ) -> ReviewResult:
@@ -88,7 +81,8 @@ def write_weekly_review(
     folder.mkdir(parents=True, exist_ok=True)
     stem = f"margin-review-{week}"
     html_path, md_path, xlsx_path = (folder / f"{stem}.{ext}" for ext in ("html", "md", "xlsx"))
-    _write_atomically(html_path, lambda p: p.write_text(render_html(review), encoding="utf-8"))
-    _write_atomically(md_path, lambda p: p.write_text(render_markdown(review), encoding="utf-8"))
-    _write_atomically(xlsx_path, lambda p: write_xlsx(review, p))
+    # A reader (or a mail job) never picks up a half-written document.
+    write_atomically(html_path, lambda p: p.write_text(render_html(review), encoding="utf-8"))
+    write_atomically(md_path, lambda p: p.write_text(render_markdown(review), encoding="utf-8"))
+    write_atomically(xlsx_path, lambda p: write_xlsx(review, p))
     return ReviewResult(review, folder, html_path, md_path, xlsx_path)

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from ledger.alerts.delivery import METRIC_LABELS
-from ledger.formatting import money, percent, points, rate
+from ledger.core.numbers import money, percent, points, rate
+from ledger.core.vocabulary import COMPONENTS
 from ledger.report.weekly import TenantWeek, WeeklyReview
-from ledger.vocabulary import COMPONENTS
 
 HUNDRED = Decimal(100)
 

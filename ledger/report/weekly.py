@@ -4,8 +4,8 @@
 
 Per tenant: the `fct_tenant_weekly_margin` row of the week and of the week before (for the
 week-over-week change); totals are sums of the unrounded Decimals, so the document's totals equal
-the marts'. Anomalies come from `ops.anomalies`, data quality from the marts (unpriced usage, open
-sessions) and from `raw.quarantine` (rows whose `occurred_at` falls in the week).
+the marts'. Anomalies come from `ops.anomalies`, data quality from the marts: unpriced usage, open
+sessions, and `fct_quarantined_rows` (rows whose `occurred_at` falls in the week).
 """
 
 from __future__ import annotations
@@ -19,17 +19,17 @@ import duckdb
 from ledger.alerts.delivery import describe_cause
 from ledger.alerts.detection import Anomaly, Cause
 from ledger.alerts.figures import latest_closed_business_date, newest_event_at
-from ledger.calendar import (
+from ledger.core.calendar import (
     WeekError,
     day_end_utc,
     iso_week_of,
     parse_iso_week,
     utc_now,
 )
-from ledger.ratios import gross_margin_pct
+from ledger.core.ratios import gross_margin_pct
+from ledger.core.vocabulary import COMPONENTS
 from ledger.report.capacity import CapacityWeek
 from ledger.report.reconciliation import ReconciledWeek
-from ledger.vocabulary import COMPONENTS
 
 ZERO = Decimal(0)
 HUNDRED = Decimal(100)

@@ -20,9 +20,9 @@ import json
 import numpy as np
 import polars as pl
 
-from ledger.simulate.catalogue import SOURCES
 from ledger.simulate.generator import random_uuids
 from ledger.simulate.layout import INTEGER_FIELDS
+from ledger.simulate.scenario import SOURCES
 
 BAD_ROW_KINDS: tuple[str, ...] = (
     "malformed_json",
@@ -59,7 +59,7 @@ def add_duplicates(
 ) -> tuple[pl.DataFrame, int]:
     """Append round(share x rows) exact duplicates of distinct original rows."""
     rows = keys.height
-    count = min(int(round(rows * share)), rows)
+    count = min(round(rows * share), rows)
     if count == 0:
         return keys, 0
     file_code = (keys["_day"].to_numpy() * len(SOURCES) + keys["_src"].to_numpy()).astype(np.int64)
@@ -122,7 +122,7 @@ def add_bad_rows(
     keys point at it with `_type` = len(type_names).
     """
     originals = keys.filter(pl.col("_seq") == 0)
-    count = int(round(originals.height * share))
+    count = round(originals.height * share)
     corruptible = [index for index, name in enumerate(type_names) if name in _CORRUPTIBLE_TYPES]
     candidates = np.flatnonzero(originals["_type"].is_in(corruptible).to_numpy())
     count = min(count, len(candidates))

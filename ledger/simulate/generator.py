@@ -22,7 +22,8 @@ import polars as pl
 import pyarrow as pa
 
 from ledger.contract.events import EVENT_TYPES, SEGMENTS
-from ledger.simulate.catalogue import (
+from ledger.simulate.layout import EVENT_FIELDS
+from ledger.simulate.scenario import (
     ANOMALY_DAY_OFFSETS,
     ANOMALY_TENANT,
     ASR_FAILOVER,
@@ -50,7 +51,6 @@ from ledger.simulate.catalogue import (
     WEEKEND_FACTOR,
     TenantProfile,
 )
-from ledger.simulate.layout import EVENT_FIELDS
 from ledger.simulate.shadow import CANDIDATE as SHADOW_CANDIDATE
 from ledger.simulate.shadow import KIND as SHADOW_KIND
 from ledger.simulate.shadow import shadow_decisions

@@ -11,10 +11,10 @@ from typing import Literal
 import numpy as np
 import polars as pl
 
-from ledger.simulate.catalogue import tenant_profiles
 from ledger.simulate.defects import add_bad_rows, add_duplicates, in_file_order, with_order_keys
 from ledger.simulate.generator import KEY_COLUMNS, Period, finalise, generate
 from ledger.simulate.layout import EVENT_FIELDS
+from ledger.simulate.scenario import tenant_profiles
 from ledger.simulate.writer import write_jsonl, write_parquet
 
 # Per-tenant sessions a day at the default scale: about 200k events for 5 tenants over 30 days.

@@ -7,25 +7,15 @@ filesystem). Names: `<out_dir>/<YYYY-MM-DD>/<source>.jsonl` (or `.parquet`).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from datetime import date, timedelta
 from pathlib import Path
 
 import polars as pl
 
-from ledger.simulate.catalogue import SOURCES
+from ledger.core.durable import write_atomically
 from ledger.simulate.layout import UNION_SCHEMA
-
-
-def _atomic_write(path: Path, write: Callable[[Path], None]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        write(temporary)
-        os.replace(temporary, path)
-    finally:
-        temporary.unlink(missing_ok=True)
+from ledger.simulate.scenario import SOURCES
 
 
 def _files(
@@ -64,7 +54,9 @@ def write_jsonl(
     lines = 0
     for path, rows in _files(keys, payloads, out_dir, start, "jsonl"):
         payload = ("\n".join(rows["_line"].to_list()) + "\n").encode("utf-8")
-        _atomic_write(path, lambda target, data=payload: target.write_bytes(data))
+        # Atomic (a crash never leaves half a landing file) but not synced: simulated data is
+        # cheaper to simulate again than to flush.
+        write_atomically(path, lambda target, data=payload: target.write_bytes(data), durable=False)
         written.append(path)
         lines += rows.height
         if progress is not None:
@@ -87,7 +79,7 @@ def write_parquet(
             pl.col(name).cast(dtype) if name in rows.columns else pl.lit(None, dtype).alias(name)
             for name, dtype in UNION_SCHEMA.items()
         )
-        _atomic_write(path, lambda target, data=table: data.write_parquet(target))
+        write_atomically(path, lambda target, data=table: data.write_parquet(target), durable=False)
         written.append(path)
         count += rows.height
         if progress is not None:

@@ -71,7 +71,7 @@
 
 {#-
     on-run-start: the sources under the names the models use (raw.*, reference.*), over the files
-    `ledger.spark.export_sources` wrote; raw.events is a view over exactly the Parquet files the
+    `ledger.pipeline.spark.export_sources` wrote; raw.events is a view over exactly the Parquet files the
     manifest raw.event_files lists, read in place (with no file: over an empty file of its schema).
     On an incremental run also the refresh plan (ops.*) and the incremental models' tables
     (engine/spark_incremental.sql). Nothing on DuckDB, whose warehouse has them.
@@ -102,7 +102,7 @@
         {%- set location = sources ~ '/raw/events_schema' -%}
     {%- endif -%}
     {%- do run_query('create or replace view raw.events as select * from parquet.`' ~ location ~ '`') -%}
-    {#- An incremental run: the refresh plan (ledger.refresh) and the tables earlier builds left. -#}
+    {#- An incremental run: the refresh plan (ledger.pipeline.plan) and the tables earlier builds left. -#}
     {%- if is_refresh_run() -%}
         {%- do register_exported_tables(sources, var('spark_plan_tables')) -%}
         {%- do register_model_tables() -%}
@@ -110,7 +110,7 @@
     select 1
 {%- endmacro %}
 
-{#- The tables `<schema>.<name>` that ledger.spark.export_sources wrote under `sources`
+{#- The tables `<schema>.<name>` that ledger.pipeline.spark.export_sources wrote under `sources`
     (`<schema>/<name>/`; the lists are its SOURCE_TABLES and PLAN_TABLES, passed as vars), each
     named in the session's catalog anew. -#}
 {% macro register_exported_tables(sources, tables) -%}

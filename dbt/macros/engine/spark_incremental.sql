@@ -8,7 +8,7 @@
 
     Spark's catalog is in-memory (dbt/profiles.yml), so an incremental run first names the tables
     earlier builds left: `register_model_tables`, from on-run-start. A table rewrite is not atomic;
-    `ledger.refresh` therefore plans a full build after any Spark build that did not complete.
+    `ledger.pipeline.plan` therefore plans a full build after any Spark build that did not complete.
 -#}
 
 {#- dbt-spark knows append, merge, insert_overwrite and microbatch; `refresh` is the project's. -#}
@@ -53,7 +53,7 @@
 {%- endmacro %}
 
 {#- On an incremental Spark run: the tables of the incremental models that earlier builds wrote
-    (listed by `ledger.spark.export_sources` in sources/ops/spark_model_tables), registered in the
+    (listed by `ledger.pipeline.spark.export_sources` in sources/ops/spark_model_tables), registered in the
     session's catalog and in dbt's relation cache (filled before on-run-start), so that dbt
     refreshes them instead of creating them anew. -#}
 {% macro register_model_tables() -%}

@@ -1,6 +1,6 @@
 {{ config(materialized='incremental', unique_key='session_id') }}
 {#- `ledger replay` writes its copies under the recorded source suffixed with this (SPEC 11;
-    ledger.replay.REPLAY_SUFFIX). -#}
+    ledger.simulate.replay.REPLAY_SUFFIX). -#}
 {%- set replay_suffix = '-replay' -%}
 with
 

@@ -1,6 +1,6 @@
 """`make bench`: ingest throughput against a bare DuckDB read of the same files, and build time.
 
-    python -m ledger.bench [--sessions-per-day 500] [--format jsonl] [--skip-build] [--memory-mb 1024]
+    python -m ledger.commands.bench [--sessions-per-day 500] [--format jsonl] [--skip-build] [--memory-mb 1024]
 
 Simulates (once, cached under data/bench/) about 5 million events, then in one run:
 1. a bare `select count(*) from read_json(...)` (or `read_parquet`) over all the files;
@@ -41,7 +41,7 @@ from pathlib import Path
 
 import duckdb
 
-from ledger.settings import REPO_ROOT, Settings
+from ledger.core.settings import REPO_ROOT, Settings
 
 BENCH_DIR = REPO_ROOT / "data" / "bench"
 
@@ -208,7 +208,7 @@ _MEMORY_CHILD = """
 import resource, sys, time
 from pathlib import Path
 from ledger.ingest import ingest_paths
-from ledger.settings import Settings
+from ledger.core.settings import Settings
 settings = Settings.from_env({"LEDGER_HOME": sys.argv[1]})
 started = time.perf_counter()
 [result] = ingest_paths(settings, [Path(sys.argv[2])])
@@ -301,8 +301,8 @@ def spark_build_figures(settings: Settings, duckdb_seconds: float) -> dict:
     """The same events built on Spark (`local[2]`): a copy of the DuckDB warehouse, the job run
     with LEDGER_ENGINE=spark; its build time beside DuckDB's, and whether the two engines export
     byte-identical session ledgers."""
-    from ledger.build import run_build
-    from ledger.export import export_session_ledger
+    from ledger.commands.build import run_build
+    from ledger.serving.export import export_session_ledger
     from ledger.warehouse import copy_warehouse
 
     home = BENCH_DIR / "home-spark"
@@ -337,10 +337,10 @@ def replay_bench(scale: int, sessions_per_day: int, days: int) -> dict[str, floa
     """Ingest and build a recorded period, then the same period replayed `scale` times."""
     from datetime import date, timedelta
 
-    from ledger.build import run_build
+    from ledger.commands.build import run_build
     from ledger.ingest import ingest_paths
-    from ledger.replay import replay
     from ledger.simulate import simulate
+    from ledger.simulate.replay import replay
 
     root = BENCH_DIR / "replay"
     shutil.rmtree(root, ignore_errors=True)
@@ -406,7 +406,8 @@ def board_render_times(settings: Settings, runs: int = 1) -> dict[str, float]:
     import streamlit as st
     from streamlit.testing.v1 import AppTest
 
-    os.environ["LEDGER_HOME"] = str(settings.home)
+    # The pages read their settings from this process's environment, as under `ledger serve`.
+    os.environ.update(settings.as_environment())
     app = str(REPO_ROOT / "dashboards" / "app.py")
     timings: dict[str, list[tuple[float, float, float]]] = {page: [] for page in BOARD_PAGES}
     for _ in range(max(1, runs)):
@@ -460,7 +461,7 @@ def publish_times(settings: Settings) -> dict[str, float]:
     """
     import tempfile
 
-    from ledger.publish import publish
+    from ledger.pipeline.publish import publish
     from ledger.warehouse import connect, copy_warehouse
 
     figures: dict[str, float] = {}
@@ -492,7 +493,7 @@ def publish_times(settings: Settings) -> dict[str, float]:
     return figures
 
 
-def main() -> None:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions-per-day", type=int, default=500)
     parser.add_argument("--format", choices=["jsonl", "parquet"], default="jsonl")
@@ -539,11 +540,15 @@ def main() -> None:
         default=BENCH_DIR / "home",
         help="with --boards-only: the built home to time (default: the bench home)",
     )
-    args = parser.parse_args()
+    return parser
+
+
+def main() -> None:
+    args = _parser().parse_args()
     if args.boards_only:
         settings = Settings.from_env({"LEDGER_HOME": str(args.home)})
         if not settings.published_path.exists():
-            raise SystemExit("no bench home built yet: run `python -m ledger.bench` first")
+            raise SystemExit("no bench home built yet: run `python -m ledger.commands.bench` first")
         figures = {
             **publish_times(settings),
             **board_render_times(settings, args.board_runs),
@@ -561,6 +566,24 @@ def main() -> None:
         figures = replay_bench(args.replay_scale, args.replay_sessions_per_day, args.replay_days)
         (BENCH_DIR / "last_replay_run.json").write_text(json.dumps(figures, indent=2))
         return
+    settings, figures, accepted = _ingest_figures(args)
+    if not args.skip_build:
+        figures.update(_build_figures(args, settings, accepted))
+    if args.replay_scale:
+        figures.update(
+            replay_bench(args.replay_scale, args.replay_sessions_per_day, args.replay_days)
+        )
+    if args.refresh_sessions_per_day:
+        from ledger.commands import bench_refresh
+
+        figures.update(bench_refresh.run(args.refresh_sessions_per_day, tenants=5))
+    (BENCH_DIR / "last_run.json").write_text(json.dumps(figures, indent=2))
+
+
+def _ingest_figures(args: argparse.Namespace) -> tuple[Settings, dict, int]:
+    """The collector, the bare read, `ledger ingest` of the bench month into a fresh bench home,
+    the typed parse and the store-once floor; returns the home, the figures and the events
+    accepted."""
     collector_rate = collector_events_per_second(args.collector_clients)
 
     files = _simulated(args.sessions_per_day, args.format)
@@ -575,8 +598,8 @@ def main() -> None:
 
     home = BENCH_DIR / "home"
     shutil.rmtree(home, ignore_errors=True)
-    os.environ["LEDGER_HOME"] = str(home)
-    settings = Settings.from_env()
+    settings = Settings.from_env({**os.environ, "LEDGER_HOME": str(home)})
+    os.environ.update(settings.as_environment())  # for what the bench starts (board renders)
     from ledger.ingest import ingest_paths
 
     started, cpu_started = time.perf_counter(), time.process_time()
@@ -628,29 +651,26 @@ def main() -> None:
     figures["ingest_over_floor_cpu"] = round(ingest_cpu / floor_cpu, 2)
     if args.memory_mb:
         figures.update(ingest_memory(args.memory_mb))
-    if not args.skip_build:
-        from ledger.build import run_build
+    return settings, figures, accepted
 
-        outcome = run_build(settings)
-        for line in outcome.lines:
-            print(f"  {line}")
-        print(f"ledger build:      {outcome.seconds:.1f}s on {accepted:,} events")
-        figures["build_seconds"] = round(outcome.seconds, 1)
-        figures["build_success"] = outcome.success
-        if not args.no_spark and outcome.success:
-            figures.update(spark_build_figures(settings, outcome.seconds))
-        if outcome.success:
-            figures.update(publish_times(settings))
-            figures.update(board_render_times(settings, args.board_runs))
-    if args.replay_scale:
-        figures.update(
-            replay_bench(args.replay_scale, args.replay_sessions_per_day, args.replay_days)
-        )
-    if args.refresh_sessions_per_day:
-        from ledger import bench_refresh
 
-        figures.update(bench_refresh.run(args.refresh_sessions_per_day, tenants=5))
-    (BENCH_DIR / "last_run.json").write_text(json.dumps(figures, indent=2))
+def _build_figures(args: argparse.Namespace, settings: Settings, accepted: int) -> dict:
+    """`ledger build` of the ingested home, then Spark beside it, publishing and board renders."""
+    from ledger.commands.build import run_build
+
+    figures: dict = {}
+    outcome = run_build(settings)
+    for line in outcome.lines:
+        print(f"  {line}")
+    print(f"ledger build:      {outcome.seconds:.1f}s on {accepted:,} events")
+    figures["build_seconds"] = round(outcome.seconds, 1)
+    figures["build_success"] = outcome.success
+    if not args.no_spark and outcome.success:
+        figures.update(spark_build_figures(settings, outcome.seconds))
+    if outcome.success:
+        figures.update(publish_times(settings))
+        figures.update(board_render_times(settings, args.board_runs))
+    return figures
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """`ledger serve`: the Streamlit boards on the published copy of the marts.
 
 Safe by default: the boards bind 127.0.0.1, for the operator on this machine, who sees every
-tenant. Serving them on any other address needs the access file (ledger/access.py), so that every
+tenant. Serving them on any other address needs the access file (ledger/serving/access_file.py), so that every
 reader signs in and sees only the tenants it grants them.
 """
 
@@ -14,8 +14,8 @@ import sys
 import threading
 from pathlib import Path
 
-from ledger.access import AccessConfig, load_access
-from ledger.settings import REPO_ROOT, Settings
+from ledger.core.settings import ENVIRONMENT, REPO_ROOT, Settings
+from ledger.serving.access_file import AccessConfig, load_access
 
 APP = REPO_ROOT / "dashboards" / "app.py"
 LOCALHOST = "127.0.0.1"
@@ -52,19 +52,17 @@ def streamlit_command(port: int, *, address: str = LOCALHOST) -> list[str]:
 
 def boards_environment(settings: Settings) -> dict[str, str]:
     """The child's environment: the same settings, whatever set them (flags, defaults, env)."""
+    inherited = {k: v for k, v in os.environ.items() if k not in ENVIRONMENT.values()}
     return {
-        **os.environ,
-        "LEDGER_HOME": str(settings.home),
-        "LEDGER_REFERENCE_DIR": str(settings.reference_dir),
-        "LEDGER_REPORTING_CURRENCY": settings.reporting_currency,
-        "LEDGER_TIMEZONE": settings.timezone,
+        **inherited,
+        **settings.as_environment(),
         "LEDGER_ACCESS_FILE": str(settings.access_path),
     }
 
 
 def check_access(settings: Settings, address: str) -> AccessConfig | None:
     """The access file the boards will enforce; ServeRefused when `address` is not this machine
-    and there is none (AccessError from ledger.access when the file is unusable)."""
+    and there is none (AccessError from ledger.serving.access_file when the file is unusable)."""
     config = load_access(settings.access_path)
     if config is None and address not in _LOCAL_ADDRESSES:
         raise ServeRefused(

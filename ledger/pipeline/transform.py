@@ -6,7 +6,7 @@
 
 Everything dbt needs travels on its command line, never through `os.environ`: the warehouse path
 (`--vars warehouse_path`, read by `dbt/profiles.yml`), the reporting currency, time zone and the
-vocabulary (`ledger.vocabulary.dbt_vars`), the log and target paths under the home, so two homes
+vocabulary (`ledger.core.vocabulary.dbt_vars`), the log and target paths under the home, so two homes
 (a test and the demo) never share `dbt/target`.
 """
 
@@ -16,10 +16,10 @@ import json
 
 import duckdb
 
-from ledger import vocabulary
+from ledger.core import vocabulary
+from ledger.core.settings import Settings
 from ledger.reference import load_reference, write_reference_tables
 from ledger.reference.planning import load_planning, write_planning_table
-from ledger.settings import Settings
 
 
 class DbtRunError(RuntimeError):
@@ -34,7 +34,7 @@ def dbt_vars(settings: Settings) -> dict:
     """The vars of every invocation: the warehouse, the reporting frame and the vocabulary."""
     engine_vars = {}
     if settings.engine == "spark":
-        from ledger.spark import spark_vars
+        from ledger.pipeline.spark import spark_vars
 
         engine_vars = spark_vars(settings)
     return {
@@ -49,7 +49,7 @@ def dbt_vars(settings: Settings) -> dict:
 def dbt_run_flags(settings: Settings, *, refresh_mode: str = "full") -> list[str]:
     """The flags every dbt command of this installation takes (the Dagster resource adds the
     project, profiles and target paths itself). `refresh_mode` 'full' recomputes every row;
-    'incremental' only what `ledger.refresh` planned (dbt/macros/incremental_refresh.sql)."""
+    'incremental' only what `ledger.pipeline.plan` planned (dbt/macros/incremental_refresh.sql)."""
     return [
         "--target",
         DBT_TARGETS[settings.engine],
@@ -65,7 +65,7 @@ def dbt_build_args(settings: Settings, *, incremental: bool = False) -> list[str
     """THE `dbt build` of the pipeline: the one place its arguments are decided.
 
     The Dagster asset `ledger_dbt_models` runs exactly this through `DbtCliResource`, incremental
-    when the refresh plan (`ledger.refresh.plan_refresh`) says so, else with `--full-refresh`.
+    when the refresh plan (`ledger.pipeline.plan.plan_refresh`) says so, else with `--full-refresh`.
     """
     if incremental:
         # Unit tests pin model logic on fixed inputs, not data: the full builds run them.
@@ -80,9 +80,9 @@ def dbt_build_args(settings: Settings, *, incremental: bool = False) -> list[str
 
 def prepare_engine(settings: Settings) -> None:
     """What the engine needs before dbt runs: on Spark, the sources exported as Parquet
-    (`ledger.spark.export_sources`); nothing on DuckDB, which reads the warehouse itself."""
+    (`ledger.pipeline.spark.export_sources`); nothing on DuckDB, which reads the warehouse itself."""
     if settings.engine == "spark":
-        from ledger.spark import export_sources
+        from ledger.pipeline.spark import export_sources
 
         export_sources(settings)
 

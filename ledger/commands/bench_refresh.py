@@ -1,7 +1,7 @@
 """Refresh cost against history (issue 11): one new day on top of 30 and of 365 days of history at
 the same daily volume, each a `ledger build` after the new day's files land.
 
-    python -m ledger.bench_refresh [--sessions-per-day 2] [--tenants 2] [--repeats 2]
+    python -m ledger.commands.bench_refresh [--sessions-per-day 2] [--tenants 2] [--repeats 2]
 
 `make bench` runs it after the ingest figures (`--refresh-sessions-per-day`). The traffic is
 simulated once (cached under data/bench/); each history is ingested and built in full (untimed),
@@ -19,7 +19,7 @@ import time
 from datetime import date, timedelta
 from pathlib import Path
 
-from ledger.settings import REPO_ROOT, Settings
+from ledger.core.settings import REPO_ROOT, Settings
 
 BENCH_DIR = REPO_ROOT / "data" / "bench"
 HISTORIES = (30, 365)
@@ -57,7 +57,7 @@ def _day_files(folder: Path, first: date, last: date) -> list[Path]:
 def _history_home(folder: Path, history_days: int) -> tuple[Settings, Path, int]:
     """A home with `history_days` days ingested and built in full, and a copy of its warehouse
     to restore before each timed refresh."""
-    from ledger.build import run_build
+    from ledger.commands.build import run_build
     from ledger.ingest import ingest_paths
     from ledger.warehouse import copy_warehouse
 
@@ -78,7 +78,7 @@ def _history_home(folder: Path, history_days: int) -> tuple[Settings, Path, int]
 
 def timed_refresh(settings: Settings, base: Path, folder: Path) -> tuple[float, list[str]]:
     """Restore the history, land the new day, time `ledger build`."""
-    from ledger.build import run_build
+    from ledger.commands.build import run_build
     from ledger.warehouse import copy_warehouse
 
     shutil.rmtree(settings.home / "raw", ignore_errors=True)

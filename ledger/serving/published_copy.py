@@ -18,8 +18,8 @@ from contextlib import contextmanager
 
 import duckdb
 
-from ledger.settings import Settings
-from ledger.sql import literal
+from ledger.core.settings import Settings
+from ledger.core.sql import literal
 from ledger.warehouse import connect
 
 # The catalog name the published copy is attached under next to the warehouse.

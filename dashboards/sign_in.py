@@ -1,4 +1,4 @@
-"""Who is reading: the sign-in gate of the boards (the access file itself: ledger/access.py).
+"""Who is reading: the sign-in gate of the boards (the access file itself: ledger/serving/access_file.py).
 
 `current_viewer()` answers on every call from the request itself (the proxy's identity header, or
 Streamlit's signed-in user), never from anything the page or the URL can set. The connection
@@ -14,8 +14,8 @@ from pathlib import Path
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from ledger.access import LOCAL_OPERATOR, AccessConfig, Viewer, load_access
-from ledger.settings import Settings
+from ledger.core.settings import Settings
+from ledger.serving.access_file import LOCAL_OPERATOR, AccessConfig, Viewer, load_access
 
 
 class AccessDenied(PermissionError):

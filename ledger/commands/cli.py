@@ -10,7 +10,7 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ledger.settings import Settings
+from ledger.core.settings import Settings
 
 # soft_wrap: summary lines stay one line each in logs and pipes, whatever the width.
 console = Console(stderr=True, soft_wrap=True)
@@ -225,7 +225,7 @@ def build(full_refresh: bool) -> None:
     boards read stays as it was. A build recomputes only the sessions and weeks new data touches;
     the first build of a warehouse, and `--full-refresh`, recompute everything.
     """
-    from ledger.build import run_build
+    from ledger.commands.build import run_build
 
     settings = _settings()
     settings.ensure_dirs()
@@ -287,8 +287,8 @@ def replay(date_from, date_to, tenant, scale, speed, shift_minutes, seed, out: P
     times, N copies each, as Parquet landing files (SPEC 11)."""
     from datetime import timedelta
 
-    from ledger.replay import ReplayError
-    from ledger.replay import replay as run_replay
+    from ledger.simulate.replay import ReplayError
+    from ledger.simulate.replay import replay as run_replay
 
     try:
         summary = run_replay(
@@ -335,10 +335,10 @@ def whatif(reference_dir: Path, route_map, date_from, date_to, out) -> None:
     """Reprice a past period under candidate reference data, in a scratch copy (SPEC 11): per
     tenant cost, revenue and margin now and under the candidate. The published ledger is never
     touched."""
-    from ledger.formatting import money, signed_money
+    from ledger.commands.whatif import WhatIfError, what_if, write_outputs
+    from ledger.core.numbers import money, signed_money
+    from ledger.pipeline.transform import DbtRunError
     from ledger.reference import ReferenceDataError
-    from ledger.transform import DbtRunError
-    from ledger.whatif import WhatIfError, what_if, write_outputs
 
     settings = _settings()
     try:
@@ -389,7 +389,7 @@ def export() -> None:
 @click.option("--to", "date_to", type=click.DateTime(["%Y-%m-%d"]), help="Last business date.")
 def export_session_ledger(out: Path, tenant: str | None, date_from, date_to) -> None:
     """Write fct_session_ledger (every column, exact decimals) to CSV or Parquet."""
-    from ledger.export import export_session_ledger as run_export
+    from ledger.serving.export import export_session_ledger as run_export
 
     if out.suffix not in (".csv", ".parquet"):
         raise click.UsageError("--out must end in .csv or .parquet")
@@ -548,9 +548,9 @@ def serve(port: int, address: str) -> None:
     Binds 127.0.0.1 by default. With LEDGER_HOME/access.yaml (or LEDGER_ACCESS_FILE) every reader
     signs in (auth-proxy header or Streamlit OIDC) and sees only the tenants it grants them.
     """
-    from ledger.access import AccessError
-    from ledger.boards import ServeRefused
-    from ledger.boards import serve as run_boards
+    from ledger.commands.serve import ServeRefused
+    from ledger.commands.serve import serve as run_boards
+    from ledger.serving.access_file import AccessError
 
     try:
         run_boards(_settings(), port=port, address=address)
@@ -646,9 +646,9 @@ def report() -> None:
 def report_weekly(week: str | None) -> None:
     """Write the weekly margin review: HTML, Markdown and XLSX under LEDGER_HOME/reports/<week>/."""
     from ledger.alerts.figures import MartsMissingError
-    from ledger.calendar import WeekError
-    from ledger.published import NotPublishedError
+    from ledger.core.calendar import WeekError
     from ledger.report.review import write_weekly_review
+    from ledger.serving.published_copy import NotPublishedError
 
     try:
         result = write_weekly_review(_settings(), week)

@@ -2,7 +2,7 @@
 
 Without the file the boards are for the operator on this machine: `ledger serve` binds 127.0.0.1
 and shows every tenant. With it every page run first identifies the reader and shows only the
-tenants the file grants them (the `finance` role: all), in every query (dashboards/access.py).
+tenants the file grants them (the `finance` role: all), in every query (dashboards/sign_in.py).
 
     mode: proxy                       # an auth proxy (oauth2-proxy style) signs people in and
     header: X-Forwarded-Email         # passes who they are in this request header

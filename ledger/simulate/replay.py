@@ -22,10 +22,10 @@ from pathlib import Path
 import polars as pl
 
 from ledger.contract.fields import all_fields
-from ledger.settings import Settings
+from ledger.core.durable import write_atomically
+from ledger.core.settings import Settings
+from ledger.core.sql import literal
 from ledger.simulate.layout import UNION_SCHEMA
-from ledger.simulate.writer import _atomic_write
-from ledger.sql import literal
 from ledger.warehouse import connect
 
 REPLAY_SUFFIX = "-replay"
@@ -171,6 +171,8 @@ def _write(frame: pl.DataFrame, out_dir: Path) -> list[Path]:
             pl.col(name).cast(dtype) if name in rows.columns else pl.lit(None, dtype).alias(name)
             for name, dtype in UNION_SCHEMA.items()
         )
-        _atomic_write(targets[key], lambda target, data=table: data.write_parquet(target))
+        write_atomically(
+            targets[key], lambda target, data=table: data.write_parquet(target), durable=False
+        )
         written.append(targets[key])
     return written

@@ -1,4 +1,4 @@
-"""Settings: read from the environment once, at the edge, with defaults that work out of the box.
+"""Settings: one object, read from the environment once at the edge, handed whole to every consumer.
 
 | variable                    | default                         | meaning                                  |
 |-----------------------------|---------------------------------|------------------------------------------|
@@ -9,28 +9,50 @@
 | `LEDGER_WEBHOOK_URL`        | unset                           | Slack-compatible alert webhook           |
 | `LEDGER_QUARANTINE_RETENTION_DAYS` | `30`                     | days a quarantined line keeps its raw text |
 | `LEDGER_ENGINE`             | `duckdb`                        | engine dbt runs on: `duckdb` or `spark`  |
-| `LEDGER_ACCESS_FILE`        | `$LEDGER_HOME/access.yaml`      | who may read the boards (ledger/access.py) |
+| `LEDGER_ACCESS_FILE`        | `$LEDGER_HOME/access.yaml`      | who may read the boards (ledger/serving/access_file.py) |
+
+Each default is written once, on its field below; `ENVIRONMENT` names each field's variable. The
+object travels whole: `as_json()` / `from_json()` to the Dagster resource (one config string),
+`as_environment()` to a child process (the boards, a benchmark's builds), `dbt_vars()`
+(ledger/pipeline/transform.py) to dbt. Nothing below the edge reads a `LEDGER_*` variable again.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 DBT_PROJECT_DIR = REPO_ROOT / "dbt"
 # The engines the dbt project runs on (LEDGER_ENGINE); duckdb is the embedded default.
 ENGINES = ("duckdb", "spark")
 
 
+# Each setting's environment variable: the one mapping both ways (`from_env`, `as_environment`).
+ENVIRONMENT: dict[str, str] = {
+    "home": "LEDGER_HOME",
+    "reference_dir": "LEDGER_REFERENCE_DIR",
+    "reporting_currency": "LEDGER_REPORTING_CURRENCY",
+    "timezone": "LEDGER_TIMEZONE",
+    "webhook_url": "LEDGER_WEBHOOK_URL",
+    "quarantine_retention_days": "LEDGER_QUARANTINE_RETENTION_DAYS",
+    "engine": "LEDGER_ENGINE",
+    "access_file": "LEDGER_ACCESS_FILE",
+}
+
+# Settings that hold credentials: they travel only through the environment, never in stored config.
+SECRET_FIELDS = ("webhook_url",)
+
+
 class Settings(BaseModel):
     model_config = ConfigDict(frozen=True)
 
-    home: Path
-    reference_dir: Path
+    home: Path = REPO_ROOT / "data" / "home"
+    reference_dir: Path = REPO_ROOT / "data" / "reference"
     reporting_currency: str = "CNY"
     timezone: str = "Asia/Shanghai"
     webhook_url: str | None = None
@@ -40,9 +62,15 @@ class Settings(BaseModel):
     # The engine the dbt project runs on (dbt target `local` or `spark`, see dbt/profiles.yml):
     # DuckDB, embedded, or Apache Spark (a local pyspark `local[2]`; a cluster is a profile change).
     engine: str = "duckdb"
-    # Who may read the boards and which tenants each sees (ledger/access.py); None: the default
+    # Who may read the boards and which tenants each sees (ledger/serving/access_file.py); None: the default
     # place, `home/access.yaml`.
     access_file: Path | None = None
+
+    @field_validator("home", "reference_dir", "access_file")
+    @classmethod
+    def _absolute(cls, value: Path | None) -> Path | None:
+        # Resolved once, here: a relative path means the same folder to every consumer.
+        return value.resolve() if value is not None else None
 
     @field_validator("quarantine_retention_days")
     @classmethod
@@ -81,22 +109,33 @@ class Settings(BaseModel):
         return value
 
     @classmethod
-    def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """The settings the `LEDGER_*` variables of `environ` (default: this process's) name; an
+        unset or empty variable leaves its field's default."""
         env = os.environ if environ is None else environ
-        return cls(
-            home=Path(env.get("LEDGER_HOME") or REPO_ROOT / "data" / "home").resolve(),
-            reference_dir=Path(
-                env.get("LEDGER_REFERENCE_DIR") or REPO_ROOT / "data" / "reference"
-            ).resolve(),
-            reporting_currency=env.get("LEDGER_REPORTING_CURRENCY") or "CNY",
-            timezone=env.get("LEDGER_TIMEZONE") or "Asia/Shanghai",
-            webhook_url=env.get("LEDGER_WEBHOOK_URL") or None,
-            quarantine_retention_days=env.get("LEDGER_QUARANTINE_RETENTION_DAYS") or 30,
-            engine=env.get("LEDGER_ENGINE") or "duckdb",
-            access_file=Path(env["LEDGER_ACCESS_FILE"]).resolve()
-            if env.get("LEDGER_ACCESS_FILE")
-            else None,
-        )
+        given = {field: env[name] for field, name in ENVIRONMENT.items() if env.get(name)}
+        return cls.model_validate(given)
+
+    def as_environment(self) -> dict[str, str]:
+        """The `LEDGER_*` variables that make `from_env` give these settings back, for a child
+        process (unset fields are left out, so the child's default is the same one)."""
+        values = self.model_dump(mode="json")
+        return {
+            name: str(values[field])
+            for field, name in ENVIRONMENT.items()
+            if values[field] is not None
+        }
+
+    def as_json(self) -> str:
+        """The whole object but its secrets, as one string: the Dagster resource's config. Dagster
+        keeps a run's config in its run storage, and secrets are never stored (SPEC 12)."""
+        return self.model_dump_json(exclude=set(SECRET_FIELDS))
+
+    @classmethod
+    def from_json(cls, text: str, environ: Mapping[str, str] | None = None) -> Settings:
+        """`as_json`'s settings, with the secrets taken from the environment where they live."""
+        secrets = cls.from_env(environ).model_dump(include=set(SECRET_FIELDS))
+        return cls.model_validate({**cls.model_validate_json(text).model_dump(), **secrets})
 
     # Everything the pipeline writes lives under `home`, so one variable moves a whole installation.
     @property

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import duckdb
 
-from ledger.settings import Settings
-from ledger.sql import literal
+from ledger.core.settings import Settings
+from ledger.core.sql import literal
 
 LEDGER_TABLE = "fct_session_ledger"
 FORMATS = {".csv": "(format csv, header true)", ".parquet": "(format parquet)"}

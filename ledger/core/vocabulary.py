@@ -55,3 +55,16 @@ def dbt_vars() -> dict[str, list[str]]:
         "degradation_kinds": list(DEGRADATION_KINDS),
         "segments": list(SEGMENTS),
     }
+
+
+# The weekly pool capacity mart (SPEC 11, seed 8.2) and its load figures, in the order the boards'
+# Operations page and the weekly review show them.
+CAPACITY_POOL_WEEKLY_MART = "fct_capacity_pool_weekly"
+POOL_LOAD_FIGURES = (
+    "llm_tokens_per_second_peak",
+    "llm_tokens_per_second_p95_hourly_peak",
+    "llm_tokens_per_second_peak_change_pct",
+    "encoder_images_per_second_peak",
+    "encoder_images_per_second_p95_hourly_peak",
+    "peak_concurrent_paths",
+)

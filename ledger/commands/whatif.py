@@ -23,10 +23,10 @@ from datetime import date
 from decimal import Decimal
 from pathlib import Path
 
-from ledger.formatting import round_money
-from ledger.published import open_published
-from ledger.settings import Settings
-from ledger.sql import literal
+from ledger.core.numbers import round_money
+from ledger.core.settings import Settings
+from ledger.core.sql import literal
+from ledger.serving.published_copy import open_published
 from ledger.warehouse import connect, copy_warehouse, refresh_events_view
 
 REFERENCE_FILES = (
@@ -179,8 +179,8 @@ def what_if(
     scratch_dir: Path | None = None,
 ) -> WhatIf:
     """Reprice [date_from, date_to] (business dates) under `reference_dir` in a scratch copy."""
-    from ledger.build import run_dbt
-    from ledger.transform import prepare_reference
+    from ledger.commands.build import run_dbt
+    from ledger.pipeline.transform import prepare_reference
 
     rules = load_route_map(route_map) if route_map is not None else []
     with open_published(settings) as con:

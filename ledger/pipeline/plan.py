@@ -38,8 +38,8 @@ import duckdb
 import yaml
 
 from ledger.contract.fields import raw_event_columns
-from ledger.settings import DBT_PROJECT_DIR, Settings
-from ledger.sql import literal
+from ledger.core.settings import DBT_PROJECT_DIR, Settings
+from ledger.core.sql import literal
 from ledger.warehouse import raw_root
 
 # Reference tables whose edits restate only the sessions of the changed effective range.
@@ -118,7 +118,7 @@ def _rows_digest(con: duckdb.DuckDBPyConnection, qualified: str) -> str:
 def project_fingerprint(con: duckdb.DuckDBPyConnection, settings: Settings) -> str:
     """What makes earlier results unusable: the dbt project's files, the vars, and the reference
     tables without effective ranges."""
-    from ledger.transform import dbt_vars
+    from ledger.pipeline.transform import dbt_vars
 
     digest = hashlib.sha256()
     for folder in ("models", "macros", "data-tests"):
@@ -140,7 +140,7 @@ def _model_relation(
     """The model `qualified` as the last build left it: the warehouse's table on DuckDB, the
     Parquet files Spark wrote on Spark; None when there is none."""
     if settings.engine == "spark":
-        from ledger.spark import model_parquet
+        from ledger.pipeline.spark import model_parquet
 
         files = model_parquet(settings, qualified)
         return f"read_parquet({literal(files)})" if files else None
@@ -262,29 +262,8 @@ def _plan(con: duckdb.DuckDBPyConnection, settings: Settings, full_refresh: bool
     state = _state(con)
     fingerprint = project_fingerprint(con, settings)
     newest = con.execute("select max(max_occurred_at) from raw.event_files").fetchone()[0]
-    why = None
-    if full_refresh:
-        why = "asked for"
-    elif "fingerprint" not in state:
-        why = "first build"
-    elif state.get("pending_full") == "yes":
-        why = "the last full refresh did not complete"
-    elif state.get("pending_full") == "spark":
-        why = "the last Spark build did not complete"
-    elif state["fingerprint"] != fingerprint:
-        why = "the dbt project, its vars or the latency budgets changed"
-    elif not all(_model_relation(con, settings, m) for m in REQUIRED_MODELS):
-        why = "models missing"
-    for table in ("refresh_sessions", "refresh_weeks", "refresh_dates", "refresh_plan_files"):
-        con.execute(f"drop table if exists ops.{table}")
-    con.execute("create table ops.refresh_sessions (session_id varchar, reason varchar)")
-    con.execute("create table ops.refresh_dates (refresh_date date)")
-    con.execute("create table ops.refresh_weeks (week_start date)")
-    con.execute(
-        "create or replace table ops.refresh_run as select ? as mode, "
-        "cast(? as timestamp) as newest_event_at, cast(? as timestamp) as planned_at",
-        ["full" if why else "incremental", newest, datetime.now(UTC).replace(tzinfo=None)],
-    )
+    why = _why_full(con, settings, state, fingerprint, full_refresh)
+    _reset_plan_tables(con, "full" if why else "incremental", newest)
     _set_state(con, "planned_fingerprint", fingerprint)
     if why:
         con.execute("create table ops.refresh_plan_files as select path from raw.event_files")
@@ -296,6 +275,54 @@ def _plan(con: duckdb.DuckDBPyConnection, settings: Settings, full_refresh: bool
     if settings.engine == "spark":
         # A Spark refresh rewrites its tables in place: until it commits, the next build is full.
         _set_state(con, "pending_full", "spark")
+    files = _plan_sessions(con, settings, newest)
+    _plan_dates(con, state)
+    _plan_events(con)
+    return _incremental_plan(con, files, newest)
+
+
+def _why_full(
+    con: duckdb.DuckDBPyConnection,
+    settings: Settings,
+    state: dict[str, str],
+    fingerprint: str,
+    full_refresh: bool,
+) -> str | None:
+    """Why this build must recompute everything (None: it can refresh incrementally)."""
+    if full_refresh:
+        return "asked for"
+    if "fingerprint" not in state:
+        return "first build"
+    if state.get("pending_full") == "yes":
+        return "the last full refresh did not complete"
+    if state.get("pending_full") == "spark":
+        return "the last Spark build did not complete"
+    if state["fingerprint"] != fingerprint:
+        return "the dbt project, its vars or the latency budgets changed"
+    if not all(_model_relation(con, settings, m) for m in REQUIRED_MODELS):
+        return "models missing"
+    return None
+
+
+def _reset_plan_tables(con: duckdb.DuckDBPyConnection, mode: str, newest: datetime | None) -> None:
+    """Empty plan tables, and the run row (mode, newest event, when planned)."""
+    for table in ("refresh_sessions", "refresh_weeks", "refresh_dates", "refresh_plan_files"):
+        con.execute(f"drop table if exists ops.{table}")
+    con.execute("create table ops.refresh_sessions (session_id varchar, reason varchar)")
+    con.execute("create table ops.refresh_dates (refresh_date date)")
+    con.execute("create table ops.refresh_weeks (week_start date)")
+    con.execute(
+        "create or replace table ops.refresh_run as select ? as mode, "
+        "cast(? as timestamp) as newest_event_at, cast(? as timestamp) as planned_at",
+        [mode, newest, datetime.now(UTC).replace(tzinfo=None)],
+    )
+
+
+def _plan_sessions(
+    con: duckdb.DuckDBPyConnection, settings: Settings, newest: datetime | None
+) -> list[str]:
+    """The sessions to recompute, each with its reason (new events, a missing end, a changed
+    reference range) into `ops.refresh_sessions`; returns the raw files not yet refreshed."""
     con.execute(
         "create table ops.refresh_plan_files as select path from raw.event_files "
         "where path not in (select path from ops.refreshed_files)"
@@ -326,6 +353,11 @@ def _plan(con: duckdb.DuckDBPyConnection, settings: Settings, full_refresh: bool
             and (ranges.to_date is null or dates.event_date <= ranges.to_date)
         """
     )
+    return files
+
+
+def _plan_dates(con: duckdb.DuckDBPyConnection, state: dict[str, str]) -> None:
+    """The dates and ISO weeks to recompute: the refreshed sessions' and the imported bills'."""
     # Dates: every date from a refreshed session's first event to its last, a day either side.
     con.execute(
         """
@@ -352,6 +384,11 @@ def _plan(con: duckdb.DuckDBPyConnection, settings: Settings, full_refresh: bool
         "insert into ops.refresh_weeks select distinct cast(date_trunc('week', refresh_date) "
         "as date) from ops.refresh_dates"
     )
+
+
+def _plan_events(con: duckdb.DuckDBPyConnection) -> None:
+    """`ops.refresh_events`: the events of the refreshed sessions, read from only the raw files of
+    their dates."""
     event_dates = [
         p
         for (p,) in con.execute(
@@ -371,6 +408,12 @@ def _plan(con: duckdb.DuckDBPyConnection, settings: Settings, full_refresh: bool
             con, event_dates, "session_id in (select session_id from ops.refresh_sessions)"
         )
     )
+
+
+def _incremental_plan(
+    con: duckdb.DuckDBPyConnection, files: list[str], newest: datetime | None
+) -> RefreshPlan:
+    """The incremental plan as the build reports it, read back from the plan tables."""
     by_reason = dict(
         con.execute(
             "select reason, count(distinct session_id) from ops.refresh_sessions group by reason"

@@ -11,7 +11,7 @@ imported provider bills are small and are written once per run under
 `<home>/spark/sources/<schema>/<table>/`, from one read-only snapshot of the warehouse. Every model Spark builds is a Parquet table under
 `<home>/spark/tables/<schema>/<model>/`.
 
-Incremental builds (`ledger.refresh`): the plan's tables (ops.refresh_*) are exported with the
+Incremental builds (`ledger.pipeline.plan`): the plan's tables (ops.refresh_*) are exported with the
 sources, and so is the list of model tables earlier builds left (`ops/spark_model_tables`), which
 an incremental run registers in Spark's in-memory catalog (dbt/macros/engine/spark_incremental.sql).
 What a refresh rewrote through `<home>/spark/refresh_scratch/` is removed after dbt (and again
@@ -26,10 +26,10 @@ from pathlib import Path
 
 import duckdb
 
+from ledger.core.settings import DBT_PROJECT_DIR, Settings
+from ledger.core.sql import literal
 from ledger.finops.provider_costs import TABLE as PROVIDER_COSTS
 from ledger.finops.provider_costs import ensure_provider_costs_table
-from ledger.settings import DBT_PROJECT_DIR, Settings
-from ledger.sql import literal
 from ledger.warehouse import connect, raw_root
 
 # Spark's logging configuration (quiet unless LEDGER_SPARK_LOG_LEVEL asks for more).
@@ -52,7 +52,7 @@ EXPORTED_TABLES = (
 # the relation DuckDB may lack. dbt's on-run-start (`register_sources`) reads this list.
 SOURCE_TABLES = (*EXPORTED_TABLES, PROVIDER_COSTS)
 
-# The refresh plan of `ledger.refresh.plan_refresh` (exported when the warehouse has it).
+# The refresh plan of `ledger.pipeline.plan.plan_refresh` (exported when the warehouse has it).
 PLAN_TABLES = (
     "ops.refresh_run",
     "ops.refresh_sessions",

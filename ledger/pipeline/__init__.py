@@ -1,0 +1,7 @@
+"""One build, from the raw layer to the published copy (SPEC 5 and 8).
+
+`plan` decides in bulk SQL what a build recomputes (the incremental refresh), `transform` is how
+dbt is invoked and the reference data it reads, `spark` what the dbt project needs on Apache Spark,
+`dbt_child` the dbt process that dies with its build, and `publish` writes the readers' copy. The
+orchestrator (dagster_project/) runs these steps; nothing here imports it.
+"""

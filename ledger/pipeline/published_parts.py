@@ -1,0 +1,245 @@
+"""The Parquet parts of the published marts: how a table is split (ISO weeks of its date column, or
+one part), how a part's content is summarised (rows and a checksum, computed in DuckDB), writing
+parts, listing the parts a published file names, the views over them, and removing parts no
+generation names. `ledger/pipeline/publish.py` puts these together into one publish."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from datetime import date, timedelta
+from pathlib import Path
+
+import duckdb
+
+from ledger.core.durable import fsync_path, replace_durably
+from ledger.core.settings import Settings
+from ledger.core.sql import literal
+
+# The one schema readers may name: everything people see is computed in a mart (the boards, the
+# alerts, the weekly review and the export read nothing else), so nothing else is published.
+PUBLISHED_SCHEMA = "marts"
+# The date column a table is split by, the first one it has (its ISO week names the part).
+PART_DATE_COLUMNS = ("business_date", "x_business_date", "usage_date", "week_start_date")
+WHOLE = "all"
+PARTS_DIR = "parts"
+# Parquet has no 128-bit integer (DuckDB would write DOUBLE): such columns go as DECIMAL(38, 0),
+# exact, and the view casts every column back to its type in the warehouse.
+PARQUET_SAFE = {"HUGEINT": "DECIMAL(38,0)", "UHUGEINT": "DECIMAL(38,0)"}
+
+
+@dataclass(frozen=True)
+class Part:
+    """One Parquet part of a published table and the summary of its content."""
+
+    table_name: str
+    part: str
+    rows: int
+    checksum: str
+    columns: str  # "name type, ..." of the table: a change of schema rewrites every part
+    files: tuple[str, ...]  # absolute paths
+
+
+def parts_dir(settings: Settings) -> Path:
+    return settings.published_path.parent / PARTS_DIR
+
+
+def quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def mart_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
+    found = con.execute(
+        "select table_name from information_schema.tables where table_catalog = 'warehouse' "
+        "and table_schema = ? and table_type in ('BASE TABLE', 'VIEW') order by 1",
+        [PUBLISHED_SCHEMA],
+    ).fetchall()
+    return [name for (name,) in found]
+
+
+def mart_columns(con: duckdb.DuckDBPyConnection, table: str) -> list[tuple[str, str]]:
+    return con.execute(
+        "select column_name, data_type from duckdb_columns() where database_name = 'warehouse' "
+        "and schema_name = ? and table_name = ? order by column_index",
+        [PUBLISHED_SCHEMA, table],
+    ).fetchall()
+
+
+def part_column(columns: list[tuple[str, str]], rows: int, whole_below: int) -> str | None:
+    """The date column whose ISO week names the part of each row (None: one part for all)."""
+    if rows < whole_below:
+        return None
+    dates = {name for name, kind in columns if kind == "DATE"}
+    return next((name for name in PART_DATE_COLUMNS if name in dates), None)
+
+
+def part_expression(column: str | None) -> str:
+    """SQL naming the part of each row of a table: its ISO week, or one part for all of it."""
+    if column is None:
+        return literal(WHOLE)
+    return f"coalesce(strftime({quote(column)}, '%G-W%V'), 'none')"
+
+
+def week_label(monday: date) -> str:
+    year, week, _ = monday.isocalendar()
+    return f"{year}-W{week:02d}"
+
+
+def parts_filter(column: str, parts: set[str]) -> str:
+    """A condition that keeps the rows of `parts` of a table split by `column`, as ranges of the
+    column (so that DuckDB can skip the row groups outside them) and the part names."""
+    ranges = []
+    for part in sorted(parts - {"none"}):
+        year, week = part.split("-W")
+        monday = date.fromisocalendar(int(year), int(week), 1)
+        ranges.append(
+            f"({quote(column)} >= {literal(monday)} "
+            f"and {quote(column)} < {literal(monday + timedelta(days=7))})"
+        )
+    if "none" in parts:
+        ranges.append(f"{quote(column)} is null")
+    return "(" + (" or ".join(ranges) or "false") + ")"
+
+
+def published_parts(path: Path) -> list[Part]:
+    """The parts a published file refers to (none for a file published before parts existed)."""
+    if not path.exists():
+        return []
+    try:
+        with duckdb.connect() as con:
+            con.execute(f"attach {literal(str(path))} as previous (read_only)")
+            comments = con.execute(
+                "select view_name, comment from duckdb_views() where database_name = 'previous' "
+                "and schema_name = ? order by view_name",
+                [PUBLISHED_SCHEMA],
+            ).fetchall()
+    except duckdb.Error:
+        # A damaged or foreign file: nothing to reuse; it is replaced all the same.
+        return []
+    found = []
+    for table, comment in comments:
+        try:
+            listed = json.loads(comment or "")
+            found += [
+                Part(
+                    table, p["part"], p["rows"], p["checksum"], listed["columns"], tuple(p["files"])
+                )
+                for p in listed["parts"]
+            ]
+        except (ValueError, KeyError, TypeError):
+            continue  # not a parts list: a table published before parts existed
+    return found
+
+
+def parts_comment(columns: str, parts: list[Part]) -> str:
+    """The comment on a published view: its table's columns and parts (`published_parts`)."""
+    return json.dumps(
+        {
+            "columns": columns,
+            "parts": [
+                {"part": p.part, "rows": p.rows, "checksum": p.checksum, "files": list(p.files)}
+                for p in parts
+            ],
+        }
+    )
+
+
+def summarise_parts(
+    con: duckdb.DuckDBPyConnection,
+    table: str,
+    column: str | None,
+    only: set[str] | None = None,
+) -> dict[str, tuple[int, str]]:
+    """Each part's (rows, checksum) of `table` split by `column`, computed in DuckDB: every part,
+    or the parts `only`."""
+    source = f"warehouse.{PUBLISHED_SCHEMA}.{quote(table)}"
+    where = "" if only is None or column is None else f" where {parts_filter(column, only)}"
+    summaries = con.execute(
+        f"select {part_expression(column)} as part, count(*), cast(sum(hash(t)) as varchar) "
+        f"from {source} t{where} group by all"
+    ).fetchall()
+    # (Grouping an empty table by a constant still gives one group, of no rows: not a part.)
+    return {part: (n, checksum) for part, n, checksum in summaries if n}
+
+
+def write_parts(
+    con: duckdb.DuckDBPyConnection,
+    table: str,
+    columns: list[tuple[str, str]],
+    column: str | None,
+    wanted: list[str],
+    staging: Path,
+    parts: Path,
+    generation: str,
+) -> dict[str, tuple[str, ...]]:
+    """Write the parts `wanted` of `table` in one pass; returns part -> its files (final paths)."""
+    source = f"warehouse.{PUBLISHED_SCHEMA}.{quote(table)}"
+    projection = ", ".join(
+        f"cast({quote(name)} as {PARQUET_SAFE[kind]}) as {quote(name)}"
+        if kind in PARQUET_SAFE
+        else quote(name)
+        for name, kind in columns
+    )
+    folder = staging / table
+    folder.mkdir(parents=True, exist_ok=True)
+    expression = part_expression(column)
+    where = "true" if column is None else parts_filter(column, set(wanted))
+    con.execute(
+        f"copy (select {projection}, {expression} as __ledger_part from {source} "
+        f"where {where}) to {literal(str(folder))} "
+        "(format parquet, compression zstd, partition_by (__ledger_part), overwrite_or_ignore)"
+    )
+    written: dict[str, tuple[str, ...]] = {}
+    for part in wanted:
+        made = folder / f"__ledger_part={part}"
+        final = parts / table / f"{part}.{generation}"
+        final.parent.mkdir(parents=True, exist_ok=True)
+        files = sorted(made.glob("*.parquet"))
+        for path in files:
+            fsync_path(path)
+        replace_durably(made, final, sync_staged=False)
+        written[part] = tuple(str(final / path.name) for path in files)
+    return written
+
+
+def view_sql(
+    con: duckdb.DuckDBPyConnection, table: str, columns: list[tuple[str, str]], files: list[str]
+) -> str:
+    """`marts.<table>` over its parts, every column cast back to its warehouse type."""
+    if not files:
+        nulls = ", ".join(f"cast(null as {kind}) as {quote(name)}" for name, kind in columns)
+        return f"select {nulls} where false"
+    listing = "[" + ", ".join(literal(path) for path in files) + "]"
+    reader = f"read_parquet({listing}, hive_partitioning = false)"
+    stored = dict(
+        con.execute(
+            f"select column_name, column_type from (describe select * from {reader})"
+        ).fetchall()
+    )
+    projection = ", ".join(
+        quote(name)
+        if stored.get(name) == kind
+        else f"cast({quote(name)} as {kind}) as {quote(name)}"
+        for name, kind in columns
+    )
+    return f"select {projection} from {reader}"
+
+
+def remove_unreferenced(parts: Path, current: list[Part], previous: list[Part]) -> int:
+    """Delete the part folders neither the new file nor the one it replaced names (the previous
+    generation stays for readers that still have the old file open)."""
+    if not parts.exists():
+        return 0
+    kept = {Path(f).parent for p in (*current, *previous) for f in p.files}
+    removed = 0
+    for table in sorted(parts.iterdir()):
+        if not table.is_dir() or table.name.startswith("."):
+            continue
+        for folder in sorted(table.iterdir()):
+            if folder not in kept:
+                shutil.rmtree(folder, ignore_errors=True)
+                removed += 1
+        if not any(table.iterdir()):
+            table.rmdir()
+    return removed

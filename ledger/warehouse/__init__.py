@@ -1,0 +1,23 @@
+"""The DuckDB warehouse file: opening it (and naming the way out when it is corrupt), the raw
+layer's tables and Parquet files that ingest writes, and a consistent copy for scratch work.
+"""
+
+from ledger.warehouse.connection import connect, corruption_message, is_corruption
+from ledger.warehouse.copy import copy_warehouse
+from ledger.warehouse.event_files import append_events, land_events, remove_orphan_event_files
+from ledger.warehouse.raw_layout import KEY_HASH, raw_root, refresh_events_view
+from ledger.warehouse.raw_schema import ensure_raw_schema
+
+__all__ = [
+    "KEY_HASH",
+    "append_events",
+    "connect",
+    "copy_warehouse",
+    "corruption_message",
+    "ensure_raw_schema",
+    "is_corruption",
+    "land_events",
+    "raw_root",
+    "refresh_events_view",
+    "remove_orphan_event_files",
+]

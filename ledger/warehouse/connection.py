@@ -1,0 +1,47 @@
+"""Opening the warehouse, and naming the way out when its file is damaged.
+
+One embedded DuckDB file under `LEDGER_HOME`. DuckDB allows one writing process at a time; readers
+that must not contend with the pipeline (the boards) read the published copy instead
+(`ledger.serving.published_copy`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+
+
+def connect(path: Path | str, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    """Open the warehouse with the session settings every query here assumes."""
+    if not read_only:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    con = duckdb.connect(str(path), read_only=read_only)
+    # Timestamps are stored as naive UTC; a session zone other than UTC would shift casts.
+    con.execute("set TimeZone = 'UTC'")
+    return con
+
+
+# What DuckDB says when the database file itself is damaged (as opposed to locked or missing).
+CORRUPTION_SIGNS = (
+    "not a valid duckdb database file",
+    "corrupt database file",
+    "could not read enough bytes",
+    "does not match stored checksum",
+)
+
+
+def is_corruption(exc: BaseException) -> bool:
+    """True when `exc` says a DuckDB file is damaged; the fix is `ledger recover`."""
+    text = str(exc).lower()
+    return isinstance(exc, duckdb.Error) and any(sign in text for sign in CORRUPTION_SIGNS)
+
+
+def corruption_message(exc: BaseException, path: Path | str | None = None) -> str:
+    """One line naming the damage and the recovery command."""
+    first = " ".join(str(exc).strip().split("\n")[0].split())
+    where = f"the warehouse {path}" if path else "the warehouse"
+    return (
+        f"{where} is damaged and cannot be read ({first}); rebuild it from the landing folder "
+        "with `ledger recover` (the damaged file is kept aside)"
+    )
