@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 FOCUS_VENV := .venv-focus
 FOCUS_STAMP := $(FOCUS_VENV)/.installed
 
-.PHONY: env focus-env chromium java demo test test-fast bench lint format clean
+.PHONY: env focus-env chromium java demo test test-fast bench lint format docs clean
 
 env: $(STAMP)
 
@@ -67,6 +67,10 @@ lint: env
 
 format: env
 	$(BIN)/ruff format . && $(BIN)/ruff check --fix .
+
+# The documentation site (mkdocs.yml, docs/) into site/; --strict: a broken link or anchor fails.
+docs: env
+	$(BIN)/mkdocs build --strict
 
 clean:
 	rm -rf $(VENV) $(FOCUS_VENV) data/home dbt/target dbt/logs

@@ -97,7 +97,7 @@ def boards_url(boards_home: Settings, tmp_path: Path) -> Iterator[str]:
         pytest.fail(str(error))
 
 
-# The README's screenshots: page path -> a text that is on the page once its figures are drawn.
+# The screenshots of docs/boards.md and the README: page path -> a text that is on the page once its figures are drawn.
 SCREENSHOTS = {
     "overview": ("", "Cost per billable minute"),
     "margin": ("margin", "LLM cost by phase and route"),
@@ -116,7 +116,7 @@ def screenshot(page, url: str, name: str, out_dir: Path) -> None:
 
 
 def take_readme_screenshots(home: Path, out_dir: Path) -> None:
-    """The README's screenshots of a built home, 1440 wide as the issue's browser (taller, to show more):
+    """The screenshots of docs/boards.md and the README of a built home, 1440 wide as the issue's browser (taller, to show more):
     `.venv/bin/python tests/test_boards_browser.py HOME docs/`."""
     from playwright.sync_api import sync_playwright
 
@@ -187,7 +187,7 @@ def test_a_real_browser_finds_the_figures_on_the_overview_and_the_experience_boa
             assert "LLM time to first token of customer_service (owner: inference)" in caption
             assert "+30.8% against its budget" in caption
             screenshot(page, boards_url, "experience", tmp_path)
-            # The pages the README shows besides these two come up with their figures too.
+            # The pages the docs show besides these two come up with their figures too.
             screenshot(page, boards_url, "margin", tmp_path)
             screenshot(page, boards_url, "sessions", tmp_path)
             assert sorted(p.name for p in tmp_path.glob("*.png")) == [

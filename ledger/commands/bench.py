@@ -27,7 +27,7 @@ and, first, the events/s the HTTP collector accepts from N concurrent clients (`
 `--only-ingest N` runs 2 and the store-once floor alone, N times interleaved, and prints each
 one's wall-clock and CPU seconds (all threads) and the medians; CPU seconds move less than wall
 clock on a shared machine. Small: `--only-ingest 3 --sessions-per-day 25`.
-It prints the rates and their ratios; the README quotes the figures.
+It prints the rates and their ratios; docs/benchmarks.md quotes the figures.
 """
 
 from __future__ import annotations

@@ -68,7 +68,7 @@ def check_access(settings: Settings, address: str) -> AccessConfig | None:
         raise ServeRefused(
             f"the boards on {address} would be open to the network without sign-in: write the "
             f"access file {settings.access_path} (mode proxy or oidc, and each reader's tenants; "
-            "see README 'Boards sign-in') or serve on 127.0.0.1"
+            "see docs/boards.md, 'Sign-in') or serve on 127.0.0.1"
         )
     if config is not None and config.mode == "oidc":
         _check_oidc()
