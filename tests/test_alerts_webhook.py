@@ -170,3 +170,73 @@ def test_a_connection_error_names_the_host_only(ops_settings: Settings):
     assert str(raised.value).startswith("webhook at 127.0.0.1:9 failed after 2 attempts (")
     for secret in SECRETS:
         assert secret not in str(raised.value)
+
+
+def test_a_redirect_is_a_failed_delivery_and_the_credentials_never_reach_its_target():
+    elsewhere = Hook(port=0)
+
+    class Other(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            elsewhere.requests.append({"authorization": self.headers["Authorization"]})
+            self.send_response(200)
+            self.end_headers()
+
+        do_POST = do_GET
+
+        def log_message(self, *args) -> None:
+            pass
+
+    other = ThreadingHTTPServer(("127.0.0.1", 0), Other)
+    threading.Thread(target=other.serve_forever, daemon=True).start()
+    redirecting = Hook(port=0)
+
+    class Redirecting(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            redirecting.requests.append({"authorization": self.headers["Authorization"]})
+            self.send_response(302)
+            self.send_header("Location", f"http://localhost:{other.server_address[1]}/stolen")
+            self.end_headers()
+
+        def log_message(self, *args) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Redirecting)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = server.server_address[1]
+    try:
+        sink = WebhookSink(
+            f"http://alice:pa55word@127.0.0.1:{port}/hooks/k3yPath", attempts=3, backoff_seconds=0
+        )
+        from ledger.alerts.delivery import DeliveryError
+
+        with pytest.raises(DeliveryError) as raised:
+            sink.send({"text": "x"}, "key-1")
+    finally:
+        for running in (server, other):
+            running.shutdown()
+            running.server_close()
+    assert str(raised.value) == (
+        f"webhook at 127.0.0.1:{port} answered HTTP 302 (a redirect, not followed: the message "
+        "and its credentials go to the configured host only; set LEDGER_WEBHOOK_URL to the final "
+        "address); the notification is kept and retried on the next run"
+    )
+    assert raised.value.attempts == 1
+    basic = "Basic " + base64.b64encode(b"alice:pa55word").decode()
+    assert redirecting.requests == [{"authorization": basic}]
+    assert elsewhere.requests == []
+
+
+def test_a_malformed_ipv6_webhook_url_is_one_line_without_the_url(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+):
+    settings = Settings(home=tmp_path, reference_dir=tmp_path)
+    result = _alerts(settings, "http://alice:pa55word@[::1/hooks/k3yPath", monkeypatch)
+
+    assert result.exit_code == 1, result.output
+    assert result.output.strip().splitlines()[-1] == (
+        "Error: LEDGER_WEBHOOK_URL cannot be parsed as a URL (check brackets around an IPv6 "
+        "address; the URL is not shown, it holds the webhook's secret)"
+    )
+    assert "Traceback" not in result.output
+    for secret in SECRETS:
+        assert secret not in result.output

@@ -94,6 +94,18 @@ class Sink(Protocol):
         took, or raise DeliveryError."""
 
 
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    """A webhook that answers 3xx has not taken the message: following the redirect would replay
+    it as a GET without its body, and send the Authorization header to whatever host the answer
+    names. urllib raises the 3xx as an HTTPError instead."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        return None
+
+
+_WEBHOOK_OPENER = urllib.request.build_opener(_NoRedirects)
+
+
 @dataclass
 class WebhookSink:
     """POST the Slack-compatible JSON to an incoming-webhook URL."""
@@ -105,7 +117,13 @@ class WebhookSink:
     channel: str = "webhook"
 
     def __post_init__(self) -> None:
-        parts = urlsplit(self.url.strip())
+        try:
+            parts = urlsplit(self.url.strip())
+        except ValueError as exc:  # e.g. an unclosed IPv6 bracket
+            raise WebhookURLError(
+                "LEDGER_WEBHOOK_URL cannot be parsed as a URL (check brackets around an IPv6 "
+                "address; the URL is not shown, it holds the webhook's secret)"
+            ) from exc
         if parts.scheme.lower() not in ("http", "https"):
             shown = f"scheme {parts.scheme!r}" if parts.scheme else "no scheme"
             raise WebhookURLError(
@@ -172,11 +190,20 @@ class WebhookSink:
                 self._target, data=body, headers=headers, method="POST"
             )
             try:
-                with urllib.request.urlopen(request, timeout=self.timeout_seconds) as response:
+                with _WEBHOOK_OPENER.open(request, timeout=self.timeout_seconds) as response:
                     if 200 <= response.status < 300:
                         return attempt + 1
                     last_error = f"HTTP {response.status}"
             except urllib.error.HTTPError as exc:
+                if 300 <= exc.code < 400:
+                    # Asking again gets the same answer: fail now, named, without following it.
+                    raise DeliveryError(
+                        f"webhook at {self.host} answered HTTP {exc.code} (a redirect, not "
+                        "followed: the message and its credentials go to the configured host "
+                        "only; set LEDGER_WEBHOOK_URL to the final address); the notification is "
+                        "kept and retried on the next run",
+                        attempts=attempt + 1,
+                    ) from None
                 last_error = f"HTTP {exc.code}"
             except (urllib.error.URLError, TimeoutError, OSError, ValueError) as exc:
                 reason = getattr(exc, "reason", exc)
