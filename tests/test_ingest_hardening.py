@@ -308,6 +308,32 @@ def test_a_damaged_warehouse_names_ledger_recover_and_recover_rebuilds_it(
     assert CliRunner().invoke(main, ["ingest"], env=env).exit_code == 0
 
 
+@pytest.mark.parametrize("damage", ["zero bytes", "second half cut off"])
+def test_a_damaged_warehouse_stops_a_build_in_one_line_naming_ledger_recover(
+    settings: Settings, damage: str
+) -> None:
+    from click.testing import CliRunner
+
+    from ledger.commands.cli import main
+
+    settings.ensure_dirs()
+    with duckdb.connect(str(settings.warehouse_path)) as con:  # a warehouse of several blocks
+        con.execute("create table filler as select range as i from range(1000000)")
+    size = settings.warehouse_path.stat().st_size
+    with settings.warehouse_path.open("r+b") as handle:
+        handle.truncate(0 if damage == "zero bytes" else size // 2)
+
+    failed = CliRunner().invoke(main, ["build"], env={"LEDGER_HOME": str(settings.home)})
+
+    assert failed.exit_code == 1, failed.output
+    lines = failed.output.strip().splitlines()
+    assert len(lines) == 2, failed.output  # the "building: ..." line, then the error
+    assert lines[1].startswith("Error: the warehouse is damaged and cannot be read (IO Error:")
+    assert lines[1].endswith(
+        "rebuild it from the landing folder with `ledger recover` (the damaged file is kept aside)"
+    )
+
+
 def _mixed_lines() -> list[dict | str]:
     lines: list[dict | str] = [llm(f"e-{i}", input_tokens=100 + i) for i in range(40)]
     lines[5] = "{broken"

@@ -234,6 +234,11 @@ def build(full_refresh: bool) -> None:
     for line in outcome.lines:
         console.print(line, highlight=False)
     if not outcome.success:
+        from ledger.warehouse import corruption_message, mentions_corruption
+
+        damaged = next((line for line in outcome.lines if mentions_corruption(line)), None)
+        if damaged is not None:  # found by a step half-way (a checksum error, say)
+            raise click.ClickException(corruption_message(damaged.split(": ", 1)[-1]))
         raise click.ClickException(
             "the build failed; the boards keep the previous published copy. "
             "Fix the cause above and run `ledger build` again."

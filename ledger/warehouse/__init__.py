@@ -2,7 +2,13 @@
 layer's tables and Parquet files that ingest writes, and a consistent copy for scratch work.
 """
 
-from ledger.warehouse.connection import connect, corruption_message, is_corruption
+from ledger.warehouse.connection import (
+    connect,
+    corruption_message,
+    is_corruption,
+    mentions_corruption,
+    raise_if_damaged,
+)
 from ledger.warehouse.copy import copy_warehouse
 from ledger.warehouse.event_files import append_events, land_events, remove_orphan_event_files
 from ledger.warehouse.raw_layout import KEY_HASH, raw_root, refresh_events_view
@@ -17,6 +23,8 @@ __all__ = [
     "ensure_raw_schema",
     "is_corruption",
     "land_events",
+    "mentions_corruption",
+    "raise_if_damaged",
     "raw_root",
     "refresh_events_view",
     "remove_orphan_event_files",

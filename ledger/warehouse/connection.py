@@ -31,13 +31,33 @@ CORRUPTION_SIGNS = (
 )
 
 
+def mentions_corruption(text: str) -> bool:
+    """True when an error's text says a DuckDB file is damaged (a build step's failure, say)."""
+    lowered = text.lower()
+    return any(sign in lowered for sign in CORRUPTION_SIGNS)
+
+
 def is_corruption(exc: BaseException) -> bool:
     """True when `exc` says a DuckDB file is damaged; the fix is `ledger recover`."""
-    text = str(exc).lower()
-    return isinstance(exc, duckdb.Error) and any(sign in text for sign in CORRUPTION_SIGNS)
+    return isinstance(exc, duckdb.Error) and mentions_corruption(str(exc))
 
 
-def corruption_message(exc: BaseException, path: Path | str | None = None) -> str:
+def raise_if_damaged(path: Path) -> None:
+    """Open the warehouse at `path` (if there is one) and read its catalog, so that a damaged file
+    stops a command before it starts rather than in the middle of a build's steps. Raises the
+    DuckDB error only when it says the file is damaged: a lock held by another run is that run's
+    business, reported by whoever waits for it."""
+    if not path.exists():
+        return
+    try:
+        with duckdb.connect(str(path), read_only=True) as con:
+            con.execute("select count(*) from duckdb_tables()").fetchall()
+    except duckdb.Error as exc:
+        if is_corruption(exc):
+            raise
+
+
+def corruption_message(exc: BaseException | str, path: Path | str | None = None) -> str:
     """One line naming the damage and the recovery command."""
     first = " ".join(str(exc).strip().split("\n")[0].split())
     where = f"the warehouse {path}" if path else "the warehouse"
