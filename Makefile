@@ -50,8 +50,8 @@ java:
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openjdk-17-jre-headless; }
 
 # Two workers, a test file at a time; the files that share a warehouse-building session fixture go
-# to one worker together (WORKER_UNITS in tests/conftest.py), so each such warehouse is built once,
-# the Spark unit first, so that its builds overlap the rest of the suite.
+# to one worker together (WORKER_UNITS in tests/plugins/worker_units.py), so each such warehouse is
+# built once, the Spark unit first, so that its builds overlap the rest of the suite.
 test: env focus-env chromium java
 	$(BIN)/python -m pytest -n 2 --dist loadfile
 

@@ -4,8 +4,8 @@
 on the bench home: a narwhals pass over the frame, `make_subplots`, validation of every property
 set twice). The pages draw a handful of simple shapes, so these builders write the same traces and
 layout directly: one trace per colour group in order of first appearance, the template's colour
-way, px's hover text, axis titles from `labels`. `tests/test_board_charts.py` holds each builder to
-px's own output on the same frame.
+way, px's hover text, axis titles from `labels`. `tests/boards/test_board_charts.py` holds each
+builder to px's own output on the same frame.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 The bulk ingest validates millions of rows in DuckDB, not in pydantic; this module turns the models
 into the facts that SQL needs (which fields each event type allows and requires, each field's kind and
 limits) and into the columns of `raw.events`. Nothing here restates a rule by hand: it is read off the
-models, and `tests/test_contract.py` checks the bulk verdicts against pydantic's on a corpus of edge
+models, and `tests/ingest/test_contract.py` checks the bulk verdicts against pydantic's on a corpus of edge
 cases, so the two paths cannot drift apart.
 """
 

@@ -21,11 +21,11 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from collect_stacks import retell_webhook, vapi_report
 
 from ledger.collect.credentials import retell_signature
 from ledger.collect.sink import FileSink, HttpSink
 from ledger.core.settings import REPO_ROOT, Settings
+from tests.support.stacks import retell_webhook, vapi_report
 
 TOKENS = {"gw-a": "token-a-0123456789", "gw-b": "token-b-9876543210"}
 VAPI_SECRET = "vapi-secret-abcdef"

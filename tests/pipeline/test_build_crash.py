@@ -21,7 +21,7 @@ import pytest
 
 from dagster_project.defs.ledger_dbt import dbt_executable
 from ledger.core.settings import REPO_ROOT
-from tests.conftest import boards_write_landing
+from tests.support.homes import boards_write_landing
 
 pytestmark = pytest.mark.integration
 

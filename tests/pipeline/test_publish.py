@@ -17,7 +17,7 @@ from ledger.pipeline.publish import publish, published_parts, remove_publish_lef
 from ledger.pipeline.published_parts import PARTS_DIR
 from ledger.serving.published_copy import open_published
 from ledger.warehouse import connect, copy_warehouse
-from tests.conftest import LedgerWarehouse
+from tests.support.homes import LedgerWarehouse
 
 pytestmark = pytest.mark.integration
 

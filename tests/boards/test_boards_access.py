@@ -21,14 +21,7 @@ from streamlit.testing.v1 import AppTest
 from ledger.commands.serve import check_access, streamlit_command
 from ledger.core.settings import REPO_ROOT, Settings
 from ledger.serving.access_file import AccessError, load_access
-from tests.test_boards_browser import (  # noqa: F401 (boards_chromium: a fixture)
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    TIMEOUT_MS,
-    _metrics,
-    boards_chromium,
-    serving,
-)
+from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, TIMEOUT_MS, page_metrics, serving
 
 HEADER = "X-Auth-Request-Email"
 ACCESS = f"""\
@@ -232,7 +225,7 @@ def test_two_readers_each_see_only_their_tenant_by_any_page_filter_or_url(
                 "/?tenant=kiddo-toys&tenant_id=kiddo-toys",
             )
             page.get_by_text("CNY 2.40", exact=True).wait_for()
-            shown = _metrics(page, "Revenue", "Cost", "Sessions")
+            shown = page_metrics(page, "Revenue", "Cost", "Sessions")
             assert (shown["Revenue"], shown["Cost"], shown["Sessions"]) == (
                 "CNY 2.40",
                 "CNY 0.70",
@@ -254,7 +247,7 @@ def test_two_readers_each_see_only_their_tenant_by_any_page_filter_or_url(
             # kiddo's reader on the same server at the same time.
             context, page = _overview(browser, signed_boards, "toys@kiddo.example")
             page.get_by_text("CNY 1.60", exact=True).wait_for()
-            shown = _metrics(page, "Revenue", "Cost", "Sessions")
+            shown = page_metrics(page, "Revenue", "Cost", "Sessions")
             assert (shown["Revenue"], shown["Cost"], shown["Sessions"]) == (
                 "CNY 1.60",
                 "CNY 0.12",
@@ -265,7 +258,7 @@ def test_two_readers_each_see_only_their_tenant_by_any_page_filter_or_url(
             # Finance: every tenant.
             context, page = _overview(browser, signed_boards, "cfo@example.com")
             page.get_by_text("CNY 4.00", exact=True).wait_for()
-            assert _metrics(page, "Sessions")["Sessions"] == "3"
+            assert page_metrics(page, "Sessions")["Sessions"] == "3"
             context.close()
 
             # No identity, or one the file does not name: no figures at all.

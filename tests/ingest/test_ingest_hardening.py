@@ -12,7 +12,7 @@ import pytest
 from ledger.core.settings import Settings
 from ledger.ingest import ingest_paths
 from ledger.ingest.files import REFUSED_SYMLINK, discover
-from tests.test_ingest import INGEST_TIME, llm, query, write_jsonl
+from tests.support.events import INGEST_TIME, llm, query, write_jsonl
 
 
 @pytest.fixture

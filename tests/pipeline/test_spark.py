@@ -19,17 +19,6 @@ from decimal import Decimal
 
 import duckdb
 import pytest
-from conftest import (
-    INGEST_TIME,
-    LEDGER_PROVIDER_BILL,
-    LEDGER_SIMULATION,
-    LedgerWarehouse,
-    dbt_run_results,
-    ledger_hand_made_events,
-)
-from test_ledger_dbt import (
-    test_every_session_recomputed_by_hand_matches_the_export_exactly as check_every_session,
-)
 
 from ledger.commands.build import run_build
 from ledger.core.settings import REPO_ROOT, Settings
@@ -39,6 +28,15 @@ from ledger.pipeline.transform import dbt_run_flags
 from ledger.serving.export import export_session_ledger
 from ledger.simulate import simulate
 from ledger.warehouse import append_events, connect
+from tests.support.homes import (
+    INGEST_TIME,
+    LEDGER_PROVIDER_BILL,
+    LEDGER_SIMULATION,
+    LedgerWarehouse,
+    dbt_run_results,
+    ledger_hand_made_events,
+)
+from tests.support.ledger_by_hand import check_every_session
 
 
 def test_ledger_engine_selects_the_dbt_target_and_spark_gets_its_folder():

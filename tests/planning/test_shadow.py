@@ -13,10 +13,10 @@ from decimal import Decimal
 from pathlib import Path
 
 import duckdb
-from conftest import dbt_run_results
 
 from ledger.core.settings import Settings
 from ledger.simulate import simulate
+from tests.support.homes import dbt_run_results
 
 SHADOW_UNIT_TESTS = {
     "shadow_turns_pair_production_and_candidate_on_the_same_turn",

@@ -11,7 +11,7 @@ import pytest
 
 from ledger.core.settings import Settings
 from ledger.ingest import ingest_paths
-from tests.test_ingest import INGEST_TIME, llm, query, write_jsonl
+from tests.support.events import INGEST_TIME, llm, query, write_jsonl
 
 
 def _landing(folder: Path) -> list[Path]:

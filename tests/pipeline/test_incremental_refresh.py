@@ -29,7 +29,7 @@ from ledger.pipeline import publish as publish_module
 from ledger.serving.published_copy import open_published
 from ledger.simulate import simulate
 from ledger.warehouse import connect, copy_warehouse
-from tests.conftest import LEDGER_REFERENCE_DIR
+from tests.support.homes import LEDGER_REFERENCE_DIR
 
 pytestmark = pytest.mark.integration
 

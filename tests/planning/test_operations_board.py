@@ -1,6 +1,7 @@
 """The Operations board page (SPEC 11): shadow verdicts and pool capacity, read from the
-published copy. Capacity on the boards fixture (worked out by hand in tests/test_capacity.py),
-shadow verdicts on the planning week (the simulator's candidate, tests/test_shadow.py)."""
+published copy. Capacity on the boards fixture (worked out by hand in
+tests/planning/test_capacity.py), shadow verdicts on the planning week (the simulator's candidate,
+tests/planning/test_shadow.py)."""
 
 from __future__ import annotations
 

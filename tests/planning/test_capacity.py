@@ -9,11 +9,11 @@ from pathlib import Path
 
 import openpyxl
 import pytest
-from conftest import dbt_run_results
 
 from ledger.core.settings import REPO_ROOT, Settings
 from ledger.reference import ReferenceDataError
 from ledger.reference.planning import PlanningSettings, VisionEmbeddingCache, load_planning
+from tests.support.homes import dbt_run_results
 
 CAPACITY_UNIT_TESTS = {
     "capacity_pool_load_counts_each_minute_once",

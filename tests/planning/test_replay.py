@@ -50,11 +50,10 @@ def rows(path: Path, sql: str) -> list[tuple]:
 @pytest.fixture(scope="module")
 def replayed(planning_home: Settings, tmp_path_factory: pytest.TempPathFactory):
     """The planning week with one day of acme-telecom replayed at --scale 3, ingested and built."""
-    from conftest import INGEST_TIME
-
     from ledger.commands.build import run_build
     from ledger.ingest import ingest_paths
     from ledger.warehouse import copy_warehouse
+    from tests.support.homes import INGEST_TIME
 
     root = tmp_path_factory.mktemp("replayed")
     settings = Settings(home=root / "home", reference_dir=planning_home.reference_dir)

@@ -17,14 +17,6 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from collect_stacks import (
-    CALL_START,
-    cost_rule_events,
-    retell_webhook,
-    run_livekit_session,
-    run_pipecat_pipeline,
-    vapi_report,
-)
 
 from ledger.collect.event_builder import decimal_text, stable_id
 from ledger.collect.livekit import LiveKitCollector
@@ -33,6 +25,14 @@ from ledger.collect.sink import FileSink
 from ledger.collect.vapi import PayloadError, VapiOptions, events_from_report
 from ledger.contract.events import EVENT_ADAPTER
 from ledger.core.settings import REPO_ROOT, Settings
+from tests.support.stacks import (
+    CALL_START,
+    cost_rule_events,
+    retell_webhook,
+    run_livekit_session,
+    run_pipecat_pipeline,
+    vapi_report,
+)
 
 USD_2026_11_20 = Decimal("7.2250")
 VAPI = VapiOptions(source="vapi", tenant_id="nova-retail")

@@ -1,5 +1,5 @@
 """Cost anomaly alerts: detection on the simulated month, cooldown, escalation, stale data, webhook
-delivery and its retries. The warehouse is `ops_template_home` (tests/conftest.py): acme-telecom
+delivery and its retries. The warehouse is `ops_template_home` (tests/ops/conftest.py): acme-telecom
 and bright-bank from 2026-11-01 to 2026-11-21, bright-bank's LLM prefix cache broken on the last
 two days."""
 

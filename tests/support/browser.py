@@ -1,10 +1,6 @@
-"""A real browser on the real server: `streamlit run` on a free local port, headless Chromium
-(Debian's package, installed by `make test` when missing) driven by Playwright, on the `boards_home` copy.
-
-The sidebar's default period is the last 7 days with data (2025-03-05 to 2025-03-11), so the
-overview counts all three fixture sessions: revenue 0.60 + 1.80 + 1.60 = 4.00, cost 0.0144 +
-0.6838 + 0.125 = 0.8232, margin 3.1768. Latency comes from acme-s1 and kiddo-s1 only.
-"""
+"""A real Streamlit server and Debian's headless Chromium for the board tests (tests/boards/), and
+the screenshots of docs/boards.md and the README: `.venv/bin/python -m tests.support.browser HOME
+docs/` (from the repository root)."""
 
 from __future__ import annotations
 
@@ -15,8 +11,6 @@ import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-
-import pytest
 
 from ledger.commands.serve import boards_environment, streamlit_command
 from ledger.core.settings import Settings
@@ -35,19 +29,7 @@ CHROMIUM_ARGS = [
 TIMEOUT_MS = 30_000
 
 
-@pytest.fixture(scope="session")
-def boards_chromium() -> Path:
-    """Debian's chromium, which `make test` installs when missing. Never skipped: a missing
-    browser fails, naming the fix."""
-    if not CHROMIUM.exists():
-        pytest.fail(
-            f"{CHROMIUM} is missing: run `make chromium` (or `make test`, which installs it), or "
-            "`sudo apt-get update && sudo apt-get install -y --no-install-recommends chromium`."
-        )
-    return CHROMIUM
-
-
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
@@ -56,7 +38,7 @@ def _free_port() -> int:
 @contextmanager
 def serving(settings: Settings, log_path: Path) -> Iterator[str]:
     """`streamlit run dashboards/app.py` (as `ledger serve` runs it) on a free local port."""
-    port = _free_port()
+    port = free_port()
     log = log_path.open("w")
     server = subprocess.Popen(
         streamlit_command(port, address="127.0.0.1"),
@@ -88,15 +70,6 @@ def serving(settings: Settings, log_path: Path) -> Iterator[str]:
         log.close()
 
 
-@pytest.fixture
-def boards_url(boards_home: Settings, tmp_path: Path) -> Iterator[str]:
-    try:
-        with serving(boards_home, tmp_path / "streamlit.log") as url:
-            yield url
-    except RuntimeError as error:
-        pytest.fail(str(error))
-
-
 # The screenshots of docs/boards.md and the README: page path -> a text that is on the page once its figures are drawn.
 SCREENSHOTS = {
     "overview": ("", "Cost per billable minute"),
@@ -117,7 +90,7 @@ def screenshot(page, url: str, name: str, out_dir: Path) -> None:
 
 def take_readme_screenshots(home: Path, out_dir: Path) -> None:
     """The screenshots of docs/boards.md and the README of a built home, 1440 wide as the issue's browser (taller, to show more):
-    `.venv/bin/python tests/test_boards_browser.py HOME docs/`."""
+    `.venv/bin/python -m tests.support.browser HOME docs/`."""
     from playwright.sync_api import sync_playwright
 
     settings = Settings.from_env({"LEDGER_HOME": str(home)})
@@ -135,7 +108,7 @@ def take_readme_screenshots(home: Path, out_dir: Path) -> None:
     (out_dir / "streamlit.log").unlink()
 
 
-def _metrics(page, *labels: str) -> dict[str, str]:
+def page_metrics(page, *labels: str) -> dict[str, str]:
     """The page's metrics by label, once each of `labels` is on the page (Streamlit renders a
     page's elements one after another: one figure shown does not mean the next is)."""
     for label in labels:
@@ -147,57 +120,6 @@ def _metrics(page, *labels: str) -> dict[str, str]:
         label = metric.locator('[data-testid="stMetricLabel"]').inner_text().strip()
         shown[label] = metric.locator('[data-testid="stMetricValue"]').inner_text().strip()
     return shown
-
-
-@pytest.mark.browser
-def test_a_real_browser_finds_the_figures_on_the_overview_and_the_experience_board(
-    boards_url: str, boards_chromium: Path, tmp_path: Path
-):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(boards_chromium), headless=True, args=CHROMIUM_ARGS
-        )
-        try:
-            page = browser.new_page(viewport={"width": 1440, "height": 1100})
-            page.set_default_timeout(TIMEOUT_MS)
-
-            page.goto(boards_url, wait_until="domcontentloaded")
-            page.get_by_text("Cost per billable minute").wait_for()
-            page.get_by_text("CNY 4.00", exact=True).wait_for()
-            shown = _metrics(page, "Revenue", "Cost", "Gross margin", "Sessions")
-            assert shown["Revenue"] == "CNY 4.00"
-            assert shown["Cost"] == "CNY 0.82"
-            assert shown["Gross margin"] == "CNY 3.18"
-            assert shown["Sessions"] == "3"
-            assert page.get_by_text("Published copy of ").first.is_visible()
-            screenshot(page, boards_url, "overview", tmp_path)
-
-            page.goto(f"{boards_url}/experience", wait_until="domcontentloaded")
-            page.get_by_text("First audio P95").wait_for()
-            page.get_by_text("847.0 ms", exact=True).wait_for()
-            shown = _metrics(page, "First audio P50", "First audio P95", "False interruption rate")
-            assert shown["First audio P50"] == "820.0 ms"
-            assert shown["First audio P95"] == "847.0 ms"
-            assert shown["False interruption rate"] == "100.0%"
-            # The budget table is a grid drawn on a canvas: its verdict is read from the caption.
-            page.get_by_text("Worst line at P95:").wait_for()
-            caption = page.get_by_text("Worst line at P95:").inner_text()
-            assert "LLM time to first token of customer_service (owner: inference)" in caption
-            assert "+30.8% against its budget" in caption
-            screenshot(page, boards_url, "experience", tmp_path)
-            # The pages the docs show besides these two come up with their figures too.
-            screenshot(page, boards_url, "margin", tmp_path)
-            screenshot(page, boards_url, "sessions", tmp_path)
-            assert sorted(p.name for p in tmp_path.glob("*.png")) == [
-                "experience.png",
-                "margin.png",
-                "overview.png",
-                "sessions.png",
-            ]
-        finally:
-            browser.close()
 
 
 if __name__ == "__main__":

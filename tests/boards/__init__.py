@@ -1,0 +1,1 @@
+"""The Streamlit boards: pages, charts, sign-in and a real browser."""

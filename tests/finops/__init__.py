@@ -1,0 +1,1 @@
+"""FinOps: the FOCUS export, provider bills, rate-card imports and checks."""

@@ -1,0 +1,1 @@
+"""The event contract and the ingest: validation, quarantine, deduplication, atomic commits."""

@@ -1,0 +1,1 @@
+"""Operations: alerts, their webhook, the weekly review and the metric layer they share."""

@@ -1,0 +1,1 @@
+"""pytest plugins of the test suite, registered by `pytest_plugins` in tests/conftest.py."""

@@ -1,0 +1,1 @@
+"""Reference data: rate card, price plans, FX rates, and their coverage at build time."""
