@@ -24,15 +24,19 @@ def _settings() -> Settings:
 
 
 class _LedgerGroup(click.Group):
-    """Turns a damaged warehouse, on any command, into one line that names `ledger recover`."""
+    """Turns a damaged warehouse, on any command, into one line that names `ledger recover`, and a
+    home another run holds into one line that names the holder."""
 
     def invoke(self, ctx: click.Context):
         import duckdb
 
+        from ledger.core.home_lock import HomeLocked
         from ledger.warehouse import corruption_message, is_corruption
 
         try:
             return super().invoke(ctx)
+        except HomeLocked as exc:
+            raise click.ClickException(str(exc)) from None
         except duckdb.Error as exc:
             if not is_corruption(exc):
                 raise
@@ -122,9 +126,12 @@ def ingest(paths: tuple[Path, ...]) -> None:
     ingested (same content) is skipped.
     """
 
+    from ledger.core.home_lock import home_lock
+
     settings = _settings()
     targets = list(paths) or [settings.landing_dir]
-    results = _ingest_with_progress(settings, targets)
+    with home_lock(settings.home):  # another run holding the home: stop now, say who
+        results = _ingest_with_progress(settings, targets)
     _print_ingest_totals(results, settings)
 
 
@@ -178,6 +185,7 @@ def recover() -> None:
     kept for each id_conflict is the one kept before), else in path order. The old file is kept
     beside the new one. Run `ledger build` afterwards to reload reference data and the marts.
     """
+    from ledger.core.home_lock import home_lock
     from ledger.ingest.recover import recover as run_recovery
 
     settings = _settings()
@@ -189,7 +197,8 @@ def recover() -> None:
         console.print(f"{path}: {why}", style="yellow", highlight=False)
 
     try:
-        outcome = run_recovery(settings, on_file=finished, on_refused=refused)
+        with home_lock(settings.home):  # another run holding the home: stop now, say who
+            outcome = run_recovery(settings, on_file=finished, on_refused=refused)
     except RuntimeError as exc:
         raise click.ClickException(str(exc)) from exc
     order = (
@@ -227,10 +236,15 @@ def build(full_refresh: bool) -> None:
     """
     from ledger.commands.build import run_build
 
+    from ledger.core.home_lock import home_lock
+
     settings = _settings()
     settings.ensure_dirs()
-    console.print("building: ingest -> reference data -> refresh plan -> dbt build -> publish ...")
-    outcome = run_build(settings, full_refresh=full_refresh)
+    with home_lock(settings.home):  # another run holding the home: stop before anything runs
+        console.print(
+            "building: ingest -> reference data -> refresh plan -> dbt build -> publish ..."
+        )
+        outcome = run_build(settings, full_refresh=full_refresh)
     for line in outcome.lines:
         console.print(line, highlight=False)
     if not outcome.success:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import duckdb
 
+from ledger.core.home_lock import home_lock
 from ledger.core.settings import Settings
 from ledger.ingest.files import chunks, discover, is_large
 from ledger.ingest.load import FileResult, commit_chunked, commit_group
@@ -54,6 +55,23 @@ def ingest_paths(
 
 
 def ingest_files(
+    settings: Settings,
+    files: list[Path],
+    *,
+    ingest_time: datetime | None = None,
+    on_file: Callable[[FileResult], None] | None = None,
+    warehouse_path: Path | None = None,
+) -> list[FileResult]:
+    """Ingest `files` (already discovered) in the order given, each file wholly or not at all
+    (small files validated together commit together), into `warehouse_path` (default: the
+    settings' warehouse); holding the home's run lock (waiting for another run's end)."""
+    with home_lock(settings.home, wait=True):
+        return _ingest_files(
+            settings, files, ingest_time=ingest_time, on_file=on_file, warehouse_path=warehouse_path
+        )
+
+
+def _ingest_files(
     settings: Settings,
     files: list[Path],
     *,

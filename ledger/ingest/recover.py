@@ -24,6 +24,7 @@ from pathlib import Path
 
 import duckdb
 
+from ledger.core.home_lock import home_lock
 from ledger.core.settings import Settings
 from ledger.ingest.files import content_sha256, discover
 from ledger.ingest.load import FileResult
@@ -97,6 +98,19 @@ def _under(path: Path, folder: Path) -> bool:
 
 
 def recover(
+    settings: Settings,
+    *,
+    now: datetime | None = None,
+    on_file: Callable[[FileResult], None] | None = None,
+    on_refused: Callable[[Path, str], None] | None = None,
+) -> Recovery:
+    """Rebuild the raw layer from the landing folder into a new file and swap it in, holding the
+    home's run lock (waiting for another run's end)."""
+    with home_lock(settings.home, wait=True):
+        return _recover(settings, now=now, on_file=on_file, on_refused=on_refused)
+
+
+def _recover(
     settings: Settings,
     *,
     now: datetime | None = None,

@@ -39,6 +39,7 @@ from pathlib import Path
 import duckdb
 
 from ledger.core.durable import replace_durably
+from ledger.core.home_lock import home_lock
 from ledger.core.settings import Settings
 from ledger.core.sql import literal
 from ledger.pipeline.publish_leftovers import (
@@ -117,10 +118,11 @@ def _newest_event_sql(con: duckdb.DuckDBPyConnection) -> str:
 def publish(settings: Settings, *, whole_below: int | None = None) -> PublishResult:
     """Publish the warehouse's marts: rewrite the parts that changed, reuse the others, and
     atomically replace the published file with one whose views name the current parts.
-    `whole_below`: tables with fewer rows are one part (default `WHOLE_BELOW`)."""
+    `whole_below`: tables with fewer rows are one part (default `WHOLE_BELOW`). Holds the home's
+    run lock (waiting for another run's end) and the publish lock of the published folder."""
     target = settings.published_path
     target.parent.mkdir(parents=True, exist_ok=True)
-    with publish_lock(target.parent):
+    with home_lock(settings.home, wait=True), publish_lock(target.parent):
         leftovers = remove_leftovers(settings)
         return _publish(
             settings, WHOLE_BELOW if whole_below is None else whole_below, len(leftovers)
