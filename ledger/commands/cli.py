@@ -235,7 +235,6 @@ def build(full_refresh: bool) -> None:
     the first build of a warehouse, and `--full-refresh`, recompute everything.
     """
     from ledger.commands.build import run_build
-
     from ledger.core.home_lock import home_lock
 
     settings = _settings()

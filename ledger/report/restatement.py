@@ -3,7 +3,8 @@
 Each weekly review snapshots the figures it published per tenant in `ops.reported_weeks`. The next
 review compares every week ever reported with the marts; late events that changed a reported week
 appear as restatements (old and new figures), are kept in `ops.restatements`, and the snapshot is
-renewed so a change is listed once.
+renewed so a change is listed once: by the review that found it, and by that review again when it is
+run again (`reported_in`), never by a later week's.
 """
 
 from __future__ import annotations
@@ -152,4 +153,36 @@ def find_restatements_and_snapshot(
                 _snapshot(con, iso_week, current, report_week, now)
     if report_week not in snapshots or any(r.iso_week == report_week for r in restatements):
         _snapshot(con, report_week, report_tenants, report_week, now)
-    return restatements
+    return reported_in(con, report_week)
+
+
+def reported_in(con: duckdb.DuckDBPyConnection, report_week: str) -> list[Restatement]:
+    """Every restatement the review of `report_week` has found, over all its runs: a review run
+    again (a resend, a late rerun) still lists what it reported, each figure once, from the value
+    first reported to the newest one (a figure that went back to its reported value drops out)."""
+    rows = con.execute(
+        """
+        select
+            iso_week,
+            tenant_id,
+            figure,
+            arg_min(old_value, found_at) as old_value,
+            arg_max(new_value, found_at) as new_value
+        from ops.restatements
+        where found_in_report_week = ?
+        group by iso_week, tenant_id, figure
+        """,
+        [report_week],
+    ).fetchall()
+    order = {name: rank for rank, name in enumerate(RESTATED_FIELDS)}
+
+    def value(figure: str, stored: Decimal) -> Decimal:
+        # Stored as decimal(38, 12); a count reads back as the whole number it was reported as.
+        return Decimal(int(stored)) if figure in COUNT_FIELDS else stored
+
+    found = [
+        Restatement(iso_week, tenant, figure, value(figure, old), value(figure, new))
+        for iso_week, tenant, figure, old, new in rows
+        if old != new
+    ]
+    return sorted(found, key=lambda r: (r.iso_week, r.tenant_id, order.get(r.figure, len(order))))

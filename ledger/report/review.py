@@ -10,6 +10,7 @@ restatements of earlier reported weeks are found and this week's figures are sna
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -37,6 +38,8 @@ class ReviewResult:
     html: Path
     markdown: Path
     xlsx: Path
+    # This run's copy of the three documents, never overwritten (the review is a record).
+    archived: Path | None = None
 
     @property
     def lines(self) -> list[str]:
@@ -85,4 +88,28 @@ def write_weekly_review(
     write_atomically(html_path, lambda p: p.write_text(render_html(review), encoding="utf-8"))
     write_atomically(md_path, lambda p: p.write_text(render_markdown(review), encoding="utf-8"))
     write_atomically(xlsx_path, lambda p: write_xlsx(review, p))
-    return ReviewResult(review, folder, html_path, md_path, xlsx_path)
+    archived = _archive(
+        settings.reports_dir / "archive" / week, (html_path, md_path, xlsx_path), now
+    )
+    return ReviewResult(review, folder, html_path, md_path, xlsx_path, archived)
+
+
+def _archive(folder: Path, documents: tuple[Path, ...], now: datetime) -> Path:
+    """Copy this run's documents to `folder/<UTC time of the run>/` (`reports/archive/<week>/`):
+    the latest documents keep their names for readers and mail jobs, and each version sent stays
+    as it was sent."""
+    stamp = f"{now:%Y%m%dT%H%M%S}Z"
+    for attempt in range(1, 1000):
+        target = folder / (stamp if attempt == 1 else f"{stamp}-{attempt}")
+        try:
+            target.mkdir(parents=True)  # never an existing run's folder
+            break
+        except FileExistsError:
+            continue
+    else:
+        raise RuntimeError(f"{folder}: no free name for this run's documents")
+    for document in documents:
+        write_atomically(
+            target / document.name, lambda staged, source=document: shutil.copyfile(source, staged)
+        )
+    return target

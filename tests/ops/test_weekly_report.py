@@ -186,9 +186,25 @@ def test_a_late_event_for_a_reported_week_is_restated_in_the_next_review(
     assert f"| 2026-W45 | bright-bank | total_cost | {old_cost:,} | {new_cost:,} |" in markdown
     assert "Restated: 2026-W45" in markdown
 
-    # A restatement is listed once: the review after it has nothing new to restate.
-    again = write_weekly_review(ops_settings, "2026-W46", now=NOW).review
-    assert again.restatements == []
+    # The review is a record: run again, W46's review still lists what it reported, and each run's
+    # documents are archived as they were sent. A restatement is listed once: the next week's
+    # review has nothing new to restate.
+    again = write_weekly_review(ops_settings, "2026-W46", now=NOW)
+    assert again.review.restatements == result.review.restatements
+    assert "Restated: 2026-W45" in again.markdown.read_text()
+    assert result.archived.parent == ops_settings.reports_dir / "archive" / "2026-W46"
+    assert sorted(p.name for p in result.archived.parent.iterdir()) == [
+        "20261123T000000Z",
+        "20261123T000000Z-2",
+    ]
+    assert (result.archived / result.markdown.name).read_text() == markdown
+    assert sorted(p.name for p in again.archived.iterdir()) == [
+        "margin-review-2026-W46.html",
+        "margin-review-2026-W46.md",
+        "margin-review-2026-W46.xlsx",
+    ]
+    later = write_weekly_review(ops_settings, "2026-W47", now=NOW).review
+    assert later.restatements == []
 
 
 def test_a_restatement_lists_each_figure_once() -> None:
