@@ -13,7 +13,6 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
 
 from ledger.contract.events import SEGMENTS
-from ledger.vocabulary import INFERENCE_GATEWAYS
 from ledger.reference.rules import (
     BUDGET_SCENARIOS,
     FIRST_AUDIO,
@@ -38,6 +37,7 @@ from ledger.reference.rules import (
     exact_ratio,
     show_instant,
 )
+from ledger.vocabulary import INFERENCE_GATEWAYS
 
 # ---- rows ----------------------------------------------------------------------------------------
 
