@@ -1,0 +1,146 @@
+"""Names as real plugins report them (issue 25, SPEC 4): the shipped aliases and rate card price a
+real stack's first session, and an alias added later re-prices and restates the sessions it
+touches, and only those.
+
+One build of four hand-made sessions on 2026-11-16 (USD at 7.2222 CNY that day):
+- `real-stack`: the OpenAI plugin's endpoint host with gpt-4o-mini, Deepgram capitalised with
+  Pipecat's default `nova-3-general`, and LiveKit Inference's `cartesia/sonic-3:<voice>`;
+- `gateway`: gpt-4o-mini behind a host no alias knows yet (unpriced);
+- `custom-asr`: a Deepgram model name no alias knows yet (unpriced);
+- `untouched`: qwen-turbo, priced, carrying none of the names the edit adds.
+Then `gw.acme.internal -> openai` and `deepgram nova-3-custom -> nova-3` are added and the next
+build, with no new events, restates exactly `gateway` and `custom-asr`.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from decimal import Decimal
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from ledger.build import run_build
+from ledger.settings import Settings
+from ledger.warehouse import connect
+from tests.conftest import LEDGER_REFERENCE_DIR
+
+pytestmark = pytest.mark.integration
+
+TENANT = "acme-telecom"
+DAY = "2026-11-16"
+# 1000 input tokens at 0.15 USD and 500 output tokens at 0.60 USD per million, each unit price
+# x 7.2222 (20 places) and x the quantity (12 places): 0.00108333 + 0.00216666.
+GPT_4O_MINI = Decimal("0.00324999")
+# 60 s at 0.0077 USD a minute: 0.00012833333333333333 x 7.2222 = 0.00092684899999999998 a second.
+NOVA_3_MINUTE = Decimal("0.05561094")
+# 1000 characters at 50 USD per million: 0.00005 x 7.2222 x 1000.
+SONIC_3 = Decimal("0.36111")
+# 1000 + 500 tokens at 0.30 and 0.60 CNY per million.
+QWEN_TURBO = Decimal("0.0006")
+
+
+def _session(session_id: str, *usage: dict) -> list[dict]:
+    base = {"source": "alias-test", "tenant_id": TENANT, "session_id": session_id}
+    events = [
+        {**base, "event_id": f"{session_id}-start", "event_type": "session.started",
+         "occurred_at": f"{DAY}T02:00:00Z", "scenario": "customer_service", "channel": "sip",
+         "pipeline": "cascade"},
+        {**base, "event_id": f"{session_id}-end", "event_type": "session.ended",
+         "occurred_at": f"{DAY}T02:05:00Z", "end_reason": "user_hangup"},
+    ]  # fmt: skip
+    for index, line in enumerate(usage):
+        events.append(
+            {**base, "event_id": f"{session_id}-u{index}", "occurred_at": f"{DAY}T02:01:00Z",
+             **line}
+        )  # fmt: skip
+    return events
+
+
+def _llm(provider: str, model: str) -> dict:
+    return {"event_type": "llm.usage", "provider": provider, "model": model, "turn_index": 0,
+            "input_tokens": 1000, "cached_input_tokens": 0, "output_tokens": 500}  # fmt: skip
+
+
+def _asr(provider: str, model: str) -> dict:
+    return {"event_type": "asr.usage", "provider": provider, "model": model,
+            "audio_seconds": "60", "turn_index": 0}  # fmt: skip
+
+
+TTS = {"event_type": "tts.usage", "provider": "livekit", "model": "cartesia/sonic-3:a0e99841",
+       "turn_index": 0, "characters": 1000, "audio_seconds": "60", "cache_hit": False}  # fmt: skip
+
+
+def _ledger(settings: Settings) -> dict[str, tuple]:
+    with duckdb.connect(str(settings.warehouse_path), read_only=True) as con:
+        rows = con.execute(
+            "select session_id, asr_cost, llm_cost, tts_cost, total_cost, has_unpriced_usage "
+            "from marts.fct_session_ledger order by session_id"
+        ).fetchall()
+    return {row[0]: row[1:] for row in rows}
+
+
+def _build(settings: Settings) -> list[str]:
+    outcome = run_build(settings)
+    assert outcome.success, "\n".join(outcome.lines)
+    return [line for line in outcome.lines if line.startswith("refresh:")]
+
+
+def test_real_plugin_names_are_priced_and_an_added_alias_restates_what_it_touches(
+    tmp_path: Path,
+) -> None:
+    reference = tmp_path / "reference"
+    shutil.copytree(LEDGER_REFERENCE_DIR, reference)
+    settings = Settings(home=tmp_path / "home", reference_dir=reference)
+    settings.ensure_dirs()
+    events = [
+        *_session(
+            "real-stack", _llm("api.openai.com", "gpt-4o-mini"), _asr("Deepgram", "nova-3-general"),
+            TTS,
+        ),
+        *_session("gateway", _llm("gw.acme.internal", "gpt-4o-mini")),
+        *_session("custom-asr", _asr("deepgram", "nova-3-custom")),
+        *_session("untouched", _llm("qwen", "qwen-turbo")),
+    ]  # fmt: skip
+    (settings.landing_dir / "1.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    _build(settings)
+    zero = Decimal(0)
+    assert _ledger(settings) == {
+        "custom-asr": (zero, zero, zero, zero, True),
+        "gateway": (zero, zero, zero, zero, True),
+        "real-stack": (
+            NOVA_3_MINUTE, GPT_4O_MINI, SONIC_3, NOVA_3_MINUTE + GPT_4O_MINI + SONIC_3, False
+        ),
+        "untouched": (zero, QWEN_TURBO, zero, QWEN_TURBO, False),
+    }  # fmt: skip
+    with connect(settings.warehouse_path, read_only=True) as con:
+        names = con.execute(
+            "select distinct seen_provider, seen_model, provider, model "
+            "from intermediate.int_usage_lines_priced where session_id = 'real-stack' order by 1"
+        ).fetchall()
+    assert names == [
+        ("Deepgram", "nova-3-general", "deepgram", "nova-3"),
+        ("api.openai.com", "gpt-4o-mini", "openai", "gpt-4o-mini"),
+        ("livekit", "cartesia/sonic-3:a0e99841", "cartesia", "sonic-3"),
+    ]
+
+    with (reference / "provider_aliases.csv").open("a") as handle:
+        handle.write("gw.acme.internal,openai\n")
+    with (reference / "model_aliases.csv").open("a") as handle:
+        handle.write("deepgram,Nova-3-Custom,nova-3\n")
+    lines = _build(settings)
+    assert lines == [
+        "refresh: incremental, 0 new raw files, 2 sessions (1 model_aliases, 1 provider_aliases), "
+        "3 dates in 2 ISO weeks (2026-11-15 .. 2026-11-17)"
+    ]
+    with connect(settings.warehouse_path, read_only=True) as con:
+        restated = con.execute(
+            "select session_id, reason from ops.restated_sessions order by 1"
+        ).fetchall()
+    assert restated == [("custom-asr", "model_aliases"), ("gateway", "provider_aliases")]
+    ledger = _ledger(settings)
+    assert ledger["gateway"] == (zero, GPT_4O_MINI, zero, GPT_4O_MINI, False)
+    assert ledger["custom-asr"] == (NOVA_3_MINUTE, zero, zero, NOVA_3_MINUTE, False)
+    assert ledger["untouched"] == (zero, QWEN_TURBO, zero, QWEN_TURBO, False)
