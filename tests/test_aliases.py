@@ -7,7 +7,8 @@ One build of four hand-made sessions on 2026-11-16 (USD at 7.2222 CNY that day):
   Pipecat's default `nova-3-general`, and LiveKit Inference's `cartesia/sonic-3:<voice>`;
 - `gateway`: gpt-4o-mini behind a host no alias knows yet (unpriced);
 - `custom-asr`: a Deepgram model name no alias knows yet (unpriced);
-- `untouched`: qwen-turbo, priced, carrying none of the names the edit adds.
+- `untouched`: qwen-turbo, priced, carrying none of the names the edit adds;
+- `eu-host`, `dated`, `punctuated`: names `ledger rates check` proposes alias rows for.
 Then `gw.acme.internal -> openai` and `deepgram nova-3-custom -> nova-3` are added and the next
 build, with no new events, restates exactly `gateway` and `custom-asr`.
 """
@@ -21,8 +22,11 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from click.testing import CliRunner
 
 from ledger.build import run_build
+from ledger.cli import main
+from ledger.finops.rates import check_rates
 from ledger.settings import Settings
 from ledger.warehouse import connect
 from tests.conftest import LEDGER_REFERENCE_DIR
@@ -103,13 +107,20 @@ def test_real_plugin_names_are_priced_and_an_added_alias_restates_what_it_touche
         *_session("gateway", _llm("gw.acme.internal", "gpt-4o-mini")),
         *_session("custom-asr", _asr("deepgram", "nova-3-custom")),
         *_session("untouched", _llm("qwen", "qwen-turbo")),
+        # Unpriced names `ledger rates check` proposes aliases for.
+        *_session("eu-host", _llm("eu.api.openai.com", "gpt-4o-mini-2024-07-18")),
+        *_session("dated", _llm("openai", "gpt-4.1-2025-04-14")),
+        *_session("punctuated", {**TTS, "provider": "Eleven-Labs", "model": "eleven_turbo_v2_5"}),
     ]  # fmt: skip
     (settings.landing_dir / "1.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
     _build(settings)
     zero = Decimal(0)
     assert _ledger(settings) == {
         "custom-asr": (zero, zero, zero, zero, True),
+        "dated": (zero, zero, zero, zero, True),
+        "eu-host": (zero, zero, zero, zero, True),
         "gateway": (zero, zero, zero, zero, True),
+        "punctuated": (zero, zero, zero, zero, True),
         "real-stack": (
             NOVA_3_MINUTE, GPT_4O_MINI, SONIC_3, NOVA_3_MINUTE + GPT_4O_MINI + SONIC_3, False
         ),
@@ -125,6 +136,48 @@ def test_real_plugin_names_are_priced_and_an_added_alias_restates_what_it_touche
         ("api.openai.com", "gpt-4o-mini", "openai", "gpt-4o-mini"),
         ("livekit", "cartesia/sonic-3:a0e99841", "cartesia", "sonic-3"),
     ]
+
+    gaps = check_rates(settings)
+    assert [(g.seen_provider, g.seen_model, g.provider, g.model, g.meter, g.quantity)
+            for g in gaps] == [
+        ("Eleven-Labs", "eleven_turbo_v2_5", "Eleven-Labs", "eleven_turbo_v2_5", "tts.characters",
+         Decimal(1000)),
+        ("deepgram", "nova-3-custom", "deepgram", "nova-3-custom", "asr.audio_seconds",
+         Decimal(60)),
+        ("eu.api.openai.com", "gpt-4o-mini-2024-07-18", "eu.api.openai.com",
+         "gpt-4o-mini-2024-07-18", "llm.input_tokens", Decimal(1000)),
+        ("eu.api.openai.com", "gpt-4o-mini-2024-07-18", "eu.api.openai.com",
+         "gpt-4o-mini-2024-07-18", "llm.output_tokens", Decimal(500)),
+        ("gw.acme.internal", "gpt-4o-mini", "gw.acme.internal", "gpt-4o-mini",
+         "llm.input_tokens", Decimal(1000)),
+        ("gw.acme.internal", "gpt-4o-mini", "gw.acme.internal", "gpt-4o-mini",
+         "llm.output_tokens", Decimal(500)),
+        ("openai", "gpt-4.1-2025-04-14", "openai", "gpt-4.1-2025-04-14", "llm.input_tokens",
+         Decimal(1000)),
+        ("openai", "gpt-4.1-2025-04-14", "openai", "gpt-4.1-2025-04-14", "llm.output_tokens",
+         Decimal(500)),
+    ]  # fmt: skip
+    # The host's label and the punctuated name name a provider; the dated model is gpt-4.1's
+    # snapshot. Under openai, the shipped alias already names gpt-4o-mini's snapshot.
+    result = CliRunner().invoke(
+        main, ["rates", "check"],
+        env={"LEDGER_HOME": str(settings.home), "LEDGER_REFERENCE_DIR": str(reference)},
+    )  # fmt: skip
+    assert result.exit_code == 1
+    proposed = result.output.split("proposed aliases")[1].splitlines()
+    header = proposed.index("# provider_aliases.csv (seen,provider)")
+    assert proposed[header : header + 5] == [
+        "# provider_aliases.csv (seen,provider)",
+        "Eleven-Labs,elevenlabs",
+        "eu.api.openai.com,openai",
+        "# model_aliases.csv (provider,seen,model)",
+        "openai,gpt-4.1-2025-04-14,gpt-4.1",
+    ]
+    assert (
+        "unpriced gw.acme.internal/gpt-4o-mini llm.input_tokens: 1 events, quantity 1000.000000"
+        in result.output
+    )
+    assert "8 meters in use have no price on the rate card" in result.output
 
     with (reference / "provider_aliases.csv").open("a") as handle:
         handle.write("gw.acme.internal,openai\n")

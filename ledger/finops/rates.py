@@ -20,6 +20,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -37,7 +38,15 @@ from ledger.finops.catalogue import (
     today_utc,
 )
 from ledger.reference import RateCardRow, ReferenceDataError, load_reference
-from ledger.reference.loader import RATE_CARD_COLUMNS, RATE_CARD_FILE, REFERENCE_FILES
+from ledger.reference.loader import (
+    MODEL_ALIASES_COLUMNS,
+    MODEL_ALIASES_FILE,
+    PROVIDER_ALIASES_COLUMNS,
+    PROVIDER_ALIASES_FILE,
+    RATE_CARD_COLUMNS,
+    RATE_CARD_FILE,
+    REFERENCE_FILES,
+)
 from ledger.reference.rules import as_csv_instant
 from ledger.settings import Settings
 
@@ -350,18 +359,40 @@ def _check_merged(settings: Settings, rate_card_text: str) -> None:
 
 @dataclass(frozen=True)
 class UnpricedMeter:
-    provider: str
+    provider: str  # the rate card's names, once resolved through the aliases (SPEC 4)
     model: str
     meter: str
     usage_events: int
     quantity: Decimal
     first_seen: datetime
     last_seen: datetime
+    seen_provider: str  # the names as the events carry them
+    seen_model: str
+
+
+@dataclass(frozen=True)
+class AliasProposal:
+    """A row for provider_aliases.csv or model_aliases.csv that would price a gap."""
+
+    file: str
+    row: tuple[str, ...]
+    reason: str
+
+
+# Model name endings that name a variant priced like its base model (SPEC 4 model aliases): a
+# dated snapshot (`gpt-4o-mini-2024-07-18`, `-20241217`), Deepgram's `-general`, `-latest`.
+_MODEL_SUFFIXES = (
+    re.compile(r"-\d{4}-\d{2}-\d{2}$"),
+    re.compile(r"-\d{8}$"),
+    re.compile(r"-general$"),
+    re.compile(r"-latest$"),
+)
 
 
 def check_rates(settings: Settings) -> list[UnpricedMeter]:
-    """Meters in use (quantity > 0) that the current rate card files leave without a price."""
-    card = load_reference(settings.reference_dir, settings.reporting_currency).rate_card
+    """Meters in use (quantity > 0) that the current reference files leave without a price, the
+    names resolved through the current alias files as pricing resolves them."""
+    ref = load_reference(settings.reference_dir, settings.reporting_currency)
     with duckdb.connect(str(settings.warehouse_path), read_only=True) as con:
         con.execute("set TimeZone = 'UTC'")
         found = con.execute(
@@ -378,24 +409,127 @@ def check_rates(settings: Settings) -> list[UnpricedMeter]:
         )
         con.executemany(
             "insert into rate_card values (?, ?, ?, ?, ?)",
-            [[r.provider, r.model, r.meter, r.effective_from, r.effective_to] for r in card],
+            [
+                [r.provider, r.model, r.meter, r.effective_from, r.effective_to]
+                for r in ref.rate_card
+            ],
+        )
+        seen = con.execute(
+            "select distinct provider, model from intermediate.int_usage_lines_unpivoted"
+        ).fetchall()
+        con.execute(
+            "create temp table names (seen_provider varchar, seen_model varchar, "
+            "provider varchar, model varchar)"
+        )
+        con.executemany(
+            "insert into names values (?, ?, ?, ?)",
+            [[p, m, *ref.resolve_name(p, m)] for p, m in seen],
         )
         rows = con.execute(
             """
-            select provider, model, meter, count(distinct source || chr(31) || event_id),
-                sum(quantity), min(occurred_at), max(occurred_at)
+            select names.provider, names.model, meter,
+                count(distinct source || chr(31) || event_id), sum(quantity),
+                min(occurred_at), max(occurred_at), names.seen_provider, names.seen_model
             from intermediate.int_usage_lines_unpivoted as usage_lines
+            inner join names
+                on usage_lines.provider = names.seen_provider
+                and usage_lines.model = names.seen_model
             where quantity > 0 and not exists (
                 select 1 from rate_card
-                where rate_card.provider = usage_lines.provider
-                    and rate_card.model = usage_lines.model
+                where rate_card.provider = names.provider
+                    and rate_card.model = names.model
                     and rate_card.meter = usage_lines.meter
                     and usage_lines.occurred_at >= rate_card.effective_from
                     and (rate_card.effective_to is null
                          or usage_lines.occurred_at < rate_card.effective_to)
             )
             group by all
-            order by provider, model, meter
+            order by names.provider, names.model, meter, names.seen_provider, names.seen_model
             """
         ).fetchall()
     return [UnpricedMeter(*row) for row in rows]
+
+
+def propose_aliases(settings: Settings, gaps: list[UnpricedMeter]) -> list[AliasProposal]:
+    """Alias rows that would give the gaps a rate-card name pricing their meter:
+
+    - provider: a host one of whose dot-separated labels is a rate-card provider
+      (`eu.api.openai.com` -> openai), or a name equal to one but for case and punctuation
+      (`Eleven-Labs` -> elevenlabs);
+    - model: of a rate-card provider, a model that is a rate-card model but for a known ending
+      (a date, `-general`, `-latest`) or for case and punctuation.
+    Only a target that prices the gap's meter is proposed; nothing is written.
+    """
+    ref = load_reference(settings.reference_dir, settings.reporting_currency)
+    priced: dict[str, set[str]] = {}
+    for row in ref.rate_card:
+        priced.setdefault(row.provider, set()).add(row.meter)
+    models: dict[tuple[str, str], set[str]] = {}
+    for row in ref.rate_card:
+        models.setdefault((row.provider, row.model), set()).add(row.meter)
+    proposals: dict[tuple[str, tuple[str, ...]], AliasProposal] = {}
+
+    def squash(name: str) -> str:
+        return re.sub(r"[^a-z0-9]", "", name.lower())
+
+    for gap in gaps:
+        provider, model = gap.provider, gap.model
+        if provider not in priced:
+            labels = [label for label in provider.lower().split(".") if label]
+            by_label = sorted({p for p in priced if p.lower() in labels} if len(labels) > 1 else ())
+            by_squash = sorted(p for p in priced if squash(p) == squash(provider))
+            candidates = by_label or by_squash
+            if len(candidates) != 1:
+                continue
+            target = candidates[0]
+            reason = (
+                "a label of the host" if by_label else "the same name but for case and punctuation"
+            )
+            proposal = AliasProposal(
+                PROVIDER_ALIASES_FILE, (provider, target), f"{provider}: {reason} is {target}"
+            )
+            proposals.setdefault((proposal.file, proposal.row), proposal)
+            # Under the proposed provider, its model aliases apply as pricing would apply them.
+            provider, model = ref.resolve_name(target, model)
+            if (provider, model) in models and gap.meter in models[provider, model]:
+                continue
+        if (provider, model) in models:
+            continue
+        stripped = {pattern.sub("", model) for pattern in _MODEL_SUFFIXES} - {model}
+        by_suffix = sorted(
+            m for (p, m) in models if p == provider and m.lower() in {s.lower() for s in stripped}
+        )
+        by_squash_model = sorted(
+            m for (p, m) in models if p == provider and squash(m) == squash(model)
+        )
+        candidates = by_suffix or by_squash_model
+        if len(candidates) != 1 or gap.meter not in models[provider, candidates[0]]:
+            continue
+        target = candidates[0]
+        reason = (
+            "a variant by its ending" if by_suffix else "the same name but for case and punctuation"
+        )
+        proposal = AliasProposal(
+            MODEL_ALIASES_FILE,
+            (provider, model, target),
+            f"{provider} {model}: {reason} of {target}",
+        )
+        proposals.setdefault((proposal.file, proposal.row), proposal)
+    return sorted(proposals.values(), key=lambda p: (p.file != PROVIDER_ALIASES_FILE, p.row))
+
+
+def alias_csv_lines(proposals: list[AliasProposal]) -> list[str]:
+    """The proposals as CSV rows under their file's header, ready to paste."""
+    lines: list[str] = []
+    for file, columns in (
+        (PROVIDER_ALIASES_FILE, PROVIDER_ALIASES_COLUMNS),
+        (MODEL_ALIASES_FILE, MODEL_ALIASES_COLUMNS),
+    ):
+        rows = [p.row for p in proposals if p.file == file]
+        if not rows:
+            continue
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerows(rows)
+        lines += [f"# {file} ({','.join(columns)})", *buffer.getvalue().splitlines()]
+    return lines
