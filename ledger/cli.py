@@ -447,9 +447,10 @@ def rates() -> None:
 )
 @click.option("--apply", "apply_", is_flag=True, help="Merge the reviewed proposal file.")
 def rates_import(proposal: Path | None, effective_from, apply_: bool) -> None:
-    """Propose rate-card rows for the LLM and realtime models in use from the genai-prices
-    catalogue and show the difference; with --apply, merge the reviewed proposal into
-    rate_card.csv (SPEC 4 overlap rules, every change listed)."""
+    """Propose rate-card rows for the ASR, LLM, TTS and realtime models in use (by their
+    rate-card names, aliases applied) from genai-prices (tokens) and LiteLLM's price map (audio
+    seconds, characters, the models genai-prices lacks) and show the difference; with --apply,
+    merge the reviewed proposal into rate_card.csv (SPEC 4 overlap rules, every change listed)."""
     from ledger.finops.rates import (
         RatesError,
         apply_proposal,

@@ -8,7 +8,9 @@ One build of four hand-made sessions on 2026-11-16 (USD at 7.2222 CNY that day):
 - `gateway`: gpt-4o-mini behind a host no alias knows yet (unpriced);
 - `custom-asr`: a Deepgram model name no alias knows yet (unpriced);
 - `untouched`: qwen-turbo, priced, carrying none of the names the edit adds;
-- `eu-host`, `dated`, `punctuated`: names `ledger rates check` proposes alias rows for.
+- `eu-host`, `dated`, `punctuated`: names `ledger rates check` proposes alias rows for;
+- `voices`: whisper-1 and ElevenLabs' eleven_turbo_v2_5, which `ledger rates import` prices from
+  LiteLLM's price map.
 Then `gw.acme.internal -> openai` and `deepgram nova-3-custom -> nova-3` are added and the next
 build, with no new events, restates exactly `gateway` and `custom-asr`.
 """
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from datetime import date
 from decimal import Decimal
 from pathlib import Path
 
@@ -26,7 +29,7 @@ from click.testing import CliRunner
 
 from ledger.build import run_build
 from ledger.cli import main
-from ledger.finops.rates import check_rates
+from ledger.finops.rates import check_rates, propose_rates
 from ledger.settings import Settings
 from ledger.warehouse import connect
 from tests.conftest import LEDGER_REFERENCE_DIR
@@ -40,8 +43,11 @@ DAY = "2026-11-16"
 GPT_4O_MINI = Decimal("0.00324999")
 # 60 s at 0.0077 USD a minute: 0.00012833333333333333 x 7.2222 = 0.00092684899999999998 a second.
 NOVA_3_MINUTE = Decimal("0.05561094")
-# 1000 characters at 50 USD per million: 0.00005 x 7.2222 x 1000.
+# 1000 characters at 50 USD per million (sonic-3; eleven_turbo_v2_5 at 0.05 per 1000 the same):
+# 0.00005 x 7.2222 x 1000.
 SONIC_3 = Decimal("0.36111")
+# 60 s at 0.006 USD a minute: 0.0001 x 7.2222 x 60.
+WHISPER_MINUTE = Decimal("0.0433332")
 # 1000 + 500 tokens at 0.30 and 0.60 CNY per million.
 QWEN_TURBO = Decimal("0.0006")
 
@@ -111,6 +117,9 @@ def test_real_plugin_names_are_priced_and_an_added_alias_restates_what_it_touche
         *_session("eu-host", _llm("eu.api.openai.com", "gpt-4o-mini-2024-07-18")),
         *_session("dated", _llm("openai", "gpt-4.1-2025-04-14")),
         *_session("punctuated", {**TTS, "provider": "Eleven-Labs", "model": "eleven_turbo_v2_5"}),
+        # Voice models `ledger rates import` finds in LiteLLM's price map.
+        *_session("voices", _asr("openai", "whisper-1"),
+                  {**TTS, "provider": "ElevenLabs", "model": "eleven_turbo_v2_5"}),
     ]  # fmt: skip
     (settings.landing_dir / "1.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
     _build(settings)
@@ -125,6 +134,7 @@ def test_real_plugin_names_are_priced_and_an_added_alias_restates_what_it_touche
             NOVA_3_MINUTE, GPT_4O_MINI, SONIC_3, NOVA_3_MINUTE + GPT_4O_MINI + SONIC_3, False
         ),
         "untouched": (zero, QWEN_TURBO, zero, QWEN_TURBO, False),
+        "voices": (WHISPER_MINUTE, zero, SONIC_3, WHISPER_MINUTE + SONIC_3, False),
     }  # fmt: skip
     with connect(settings.warehouse_path, read_only=True) as con:
         names = con.execute(
@@ -136,6 +146,43 @@ def test_real_plugin_names_are_priced_and_an_added_alias_restates_what_it_touche
         ("api.openai.com", "gpt-4o-mini", "openai", "gpt-4o-mini"),
         ("livekit", "cartesia/sonic-3:a0e99841", "cartesia", "sonic-3"),
     ]
+
+    # `ledger rates import`: per-second ASR and per-character TTS prices from LiteLLM's map,
+    # exactly as its JSON writes them, by the rate card's names; tokens from genai-prices.
+    proposal = propose_rates(settings, effective_from=date(2026, 12, 1))
+    rows = {
+        (r.provider, r.model, r.meter): (r.price, r.per, r.currency, r.action, r.note)
+        for r in proposal.rows
+    }
+    litellm = "LiteLLM 1.110.2 price map model"
+    assert rows[("openai", "whisper-1", "asr.audio_seconds")] == (
+        Decimal("0.0060"),
+        Decimal(60),
+        "USD",
+        "unchanged",
+        f"{litellm} whisper-1",
+    )
+    # 0.00007167 USD a second in the map (its pre-recorded price; the card has streaming's).
+    assert rows[("deepgram", "nova-3", "asr.audio_seconds")] == (
+        Decimal("0.0043002"),
+        Decimal(60),
+        "USD",
+        "change",
+        f"{litellm} deepgram/nova-3",
+    )
+    assert rows[("elevenlabs", "eleven_turbo_v2_5", "tts.characters")] == (
+        Decimal("40"), Decimal(1000000), "USD", "change",
+        f"{litellm} elevenlabs/eleven_turbo_v2_5",
+    )  # fmt: skip
+    assert rows[("openai", "gpt-4o-mini", "llm.output_tokens")][:4] == (
+        Decimal("0.6"),
+        Decimal(1000000),
+        "USD",
+        "unchanged",
+    )
+    assert {(u.provider, u.model) for u in proposal.unknown} >= {
+        ("cartesia", "sonic-3"), ("gw.acme.internal", "gpt-4o-mini")
+    }  # fmt: skip
 
     gaps = check_rates(settings)
     assert [(g.seen_provider, g.seen_model, g.provider, g.model, g.meter, g.quantity)

@@ -1,4 +1,9 @@
-"""`ledger rates import|check`: rate-card rows proposed from the price catalogue, reviewed, merged.
+"""`ledger rates import|check`: rate-card rows proposed from the price catalogues, reviewed, merged.
+
+LLM and realtime token prices come from genai-prices (ledger.finops.catalogue); ASR per-second and
+TTS per-character prices, and the models genai-prices lacks, from LiteLLM's price map
+(ledger.finops.price_map). Models are taken by their rate-card names: the names events carry are
+resolved through the alias files first, as pricing resolves them.
 
     proposal = propose_rates(settings)          # models in use x catalogue, diffed with the card
     write_proposal(proposal, path)              # a CSV a person reviews (and may edit)
@@ -37,7 +42,8 @@ from ledger.finops.catalogue import (
     find_model,
     today_utc,
 )
-from ledger.reference import RateCardRow, ReferenceDataError, load_reference
+from ledger.finops.price_map import find_voice_model, price_map_name
+from ledger.reference import RateCardRow, ReferenceData, ReferenceDataError, load_reference
 from ledger.reference.loader import (
     MODEL_ALIASES_COLUMNS,
     MODEL_ALIASES_FILE,
@@ -47,12 +53,13 @@ from ledger.reference.loader import (
     RATE_CARD_FILE,
     REFERENCE_FILES,
 )
-from ledger.reference.rules import as_csv_instant
+from ledger.reference.rules import as_csv_instant, exact_ratio
 from ledger.settings import Settings
 
 PROPOSAL_COLUMNS: tuple[str, ...] = (*RATE_CARD_COLUMNS, "action", "current", "note")
 NEW, CHANGE, UNCHANGED, CONFLICT = "new", "change", "unchanged", "conflict"
 APPLIED_ACTIONS = (NEW, CHANGE)
+COMPONENT_ORDER = ("asr", "llm", "tts", "realtime")
 
 
 class RatesError(ValueError):
@@ -110,12 +117,14 @@ def _describe(row: RateCardRow) -> str:
     )
 
 
-def models_in_use(settings: Settings) -> list[ModelInUse]:
-    """The LLM and realtime provider/model pairs in the warehouse's accepted events."""
+def models_in_use(settings: Settings, ref: ReferenceData | None = None) -> list[ModelInUse]:
+    """The ASR, LLM, TTS and realtime models in the warehouse's accepted events, by their rate-card
+    names (SPEC 4 aliases), each with its first use."""
     if not settings.warehouse_path.exists():
         raise FileNotFoundError(
             f"no warehouse at {settings.warehouse_path}; run `ledger build` first"
         )
+    ref = ref or load_reference(settings.reference_dir, settings.reporting_currency)
     with duckdb.connect(str(settings.warehouse_path), read_only=True) as con:
         con.execute("set TimeZone = 'UTC'")
         rows = con.execute(
@@ -123,12 +132,21 @@ def models_in_use(settings: Settings) -> list[ModelInUse]:
             select provider, model, split_part(event_type, '.', 1) as component,
                 cast(min(occurred_at) as date) as first_used
             from raw.events
-            where event_type in ('llm.usage', 'realtime.usage')
+            where event_type in ('asr.usage', 'llm.usage', 'tts.usage', 'realtime.usage')
             group by all
-            order by component, provider, model
             """
         ).fetchall()
-    return [ModelInUse(*row) for row in rows]
+    first_used: dict[tuple[str, str, str], date] = {}
+    for provider, model, component, first in rows:
+        resolved = (*ref.resolve_name(provider, model), component)
+        first_used[resolved] = min(first, first_used.get(resolved, first))
+    order = {component: index for index, component in enumerate(COMPONENT_ORDER)}
+    return [
+        ModelInUse(provider, model, component, first)
+        for (provider, model, component), first in sorted(
+            first_used.items(), key=lambda item: (order[item[0][2]], item[0][0], item[0][1])
+        )
+    ]
 
 
 def _windows_overlap(start: datetime, end: datetime | None, row: RateCardRow) -> bool:
@@ -140,6 +158,7 @@ def _windows_overlap(start: datetime, end: datetime | None, row: RateCardRow) ->
 def _classify(
     key: tuple[str, str, str],
     price: Decimal,
+    per: Decimal,
     start: date,
     end: date | None,
     card: list[RateCardRow],
@@ -157,7 +176,7 @@ def _classify(
         return CONFLICT, current
     if len(overlapping) == 1:
         only = overlapping[0]
-        same = (only.price / only.per == price / PER_MILLION) and only.currency == (
+        same = (only.unit_price == exact_ratio(price, per)) and only.currency == (
             CATALOGUE_CURRENCY
         )
         if same and only.effective_to is None and end is None:
@@ -165,40 +184,58 @@ def _classify(
     return CHANGE, current
 
 
+def _priced_windows(
+    used: ModelInUse, since: date, proposal: Proposal
+) -> tuple[str, list[tuple[str, Decimal, Decimal, date, date | None, str]]] | None:
+    """The catalogue rows for a model in use: (source note, [(meter, price, per, from, to,
+    note)]), from genai-prices for tokens when it knows the model, else the LiteLLM map."""
+    if used.component in ("llm", "realtime"):
+        found = find_model(used.provider, used.model, used.component, since)
+        if found is not None and found.windows:
+            proposal.missing_meters += [(used, meter) for meter in found.missing_meters]
+            return f"{catalogue_name()} model {found.catalogue_id}", [
+                (w.meter, w.price, PER_MILLION, w.effective_from, w.effective_to, w.note)
+                for w in found.windows
+            ]
+    mapped = find_voice_model(used.provider, used.model, used.component)
+    if mapped is None or not mapped.prices:
+        return None
+    proposal.missing_meters += [(used, meter) for meter in mapped.missing_meters]
+    return f"{price_map_name()} model {mapped.map_key}", [
+        (meter, price, per, since, None, note)
+        for meter, (price, per, note) in mapped.prices.items()
+    ]
+
+
 def propose_rates(settings: Settings, effective_from: date | None = None) -> Proposal:
-    """Rate-card rows for every LLM and realtime model in use that the catalogue prices."""
-    card = list(load_reference(settings.reference_dir, settings.reporting_currency).rate_card)
-    proposal = Proposal(catalogue_name())
-    for used in models_in_use(settings):
+    """Rate-card rows for every ASR, LLM, TTS and realtime model in use that a catalogue prices."""
+    ref = load_reference(settings.reference_dir, settings.reporting_currency)
+    card = list(ref.rate_card)
+    proposal = Proposal(f"{catalogue_name()} and the {price_map_name()}")
+    for used in models_in_use(settings, ref):
         priced = any((r.provider, r.model) == (used.provider, used.model) for r in card)
         since = effective_from or (today_utc() if priced else used.first_used)
-        found = find_model(used.provider, used.model, used.component, since)
-        if found is None or not found.windows:
+        found = _priced_windows(used, since, proposal)
+        if found is None:
             proposal.unknown.append(used)
             continue
-        proposal.missing_meters += [(used, meter) for meter in found.missing_meters]
-        for window in found.windows:
-            key = (used.provider, used.model, window.meter)
-            action, current = _classify(
-                key, window.price, window.effective_from, window.effective_to, card
-            )
+        source, windows = found
+        for meter, price, per, start, end, note in windows:
+            key = (used.provider, used.model, meter)
+            action, current = _classify(key, price, per, start, end, card)
             proposal.rows.append(
                 ProposedRow(
                     provider=used.provider,
                     model=used.model,
-                    meter=window.meter,
-                    price=window.price,
-                    per=PER_MILLION,
+                    meter=meter,
+                    price=price,
+                    per=per,
                     currency=CATALOGUE_CURRENCY,
-                    effective_from=window.effective_from,
-                    effective_to=window.effective_to,
+                    effective_from=start,
+                    effective_to=end,
                     action=action,
                     current=current,
-                    note="; ".join(
-                        filter(
-                            None, [f"{proposal.catalogue} model {found.catalogue_id}", window.note]
-                        )  # fmt: skip
-                    ),
+                    note="; ".join(filter(None, [source, note])),
                 )
             )
     return proposal
