@@ -22,8 +22,8 @@ from ledger.settings import REPO_ROOT
 
 SHIPPED = REPO_ROOT / "data" / "reference"
 RATE_CARD_HEADER = "provider,model,meter,price,per,currency,effective_from,effective_to"
-# The shipped rate card has a header and 66 rows, so an appended row is line 68.
-APPENDED_RATE_LINE = 68
+# The shipped rate card has a header and 68 rows, so an appended row is line 70.
+APPENDED_RATE_LINE = 70
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +64,7 @@ def problems(ref_dir: Path) -> list[str]:
 
 
 def test_shipped_reference_files_load_cleanly(shipped: ReferenceData) -> None:
-    assert len(shipped.rate_card) == 66
+    assert len(shipped.rate_card) == 68
     assert (len(shipped.provider_aliases), len(shipped.model_aliases)) == (10, 8)
     assert len(shipped.fx_rates) == 761  # every day from 2025-01-01 to 2027-01-31
     assert shipped.fx_rates[0].rate_date == date(2025, 1, 1)
@@ -646,7 +646,7 @@ def test_reference_tables_hold_every_row(warehouse: duckdb.DuckDBPyConnection) -
         "(select count(*) from reference.model_aliases), "
         "(select count(*) from reference.meta)"
     ).fetchone()
-    assert counts == (66, 761, 5, 72, 10, 8, 1)
+    assert counts == (68, 761, 5, 72, 10, 8, 1)
 
 
 def test_warehouse_unit_prices_are_the_exact_decimals(
@@ -689,7 +689,7 @@ def test_writing_again_replaces_the_tables(
     warehouse: duckdb.DuckDBPyConnection, shipped: ReferenceData
 ) -> None:
     write_reference_tables(warehouse, shipped)
-    assert warehouse.execute("select count(*) from reference.rate_card").fetchone() == (66,)
+    assert warehouse.execute("select count(*) from reference.rate_card").fetchone() == (68,)
     assert warehouse.execute("select count(*) from reference.meta").fetchone() == (1,)
 
 
@@ -702,7 +702,7 @@ def test_a_failed_write_leaves_the_previous_tables(
     smaller = shipped.model_copy(update={"rate_card": shipped.rate_card[:1]})
     with pytest.raises(duckdb.Error):
         write_reference_tables(warehouse, smaller)
-    assert warehouse.execute("select count(*) from reference.rate_card").fetchone() == (66,)
+    assert warehouse.execute("select count(*) from reference.rate_card").fetchone() == (68,)
 
 
 # ---- latency override merge ----------------------------------------------------------------------
