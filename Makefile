@@ -12,10 +12,13 @@ FOCUS_STAMP := $(FOCUS_VENV)/.installed
 
 env: $(STAMP)
 
-$(STAMP): requirements.txt constraints.txt pyproject.toml
+# LiteLLM's price map (`ledger rates import`) comes out of the wheel pinned in
+# requirements-prices.txt, downloaded without installing it (ledger/finops/price_map.py).
+$(STAMP): requirements.txt constraints.txt pyproject.toml requirements-prices.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt -c constraints.txt
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
+	$(BIN)/python -m ledger.finops.price_map
 	@touch $(STAMP)
 
 focus-env: $(FOCUS_STAMP)

@@ -10,6 +10,8 @@ REFERENCE_TABLES = (
     "fx_rates",
     "price_plans",
     "latency_budgets",
+    "provider_aliases",
+    "model_aliases",
     "meta",
     "planning_settings",
 )

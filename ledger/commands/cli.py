@@ -465,9 +465,10 @@ def rates() -> None:
 )
 @click.option("--apply", "apply_", is_flag=True, help="Merge the reviewed proposal file.")
 def rates_import(proposal: Path | None, effective_from, apply_: bool) -> None:
-    """Propose rate-card rows for the LLM and realtime models in use from the genai-prices
-    catalogue and show the difference; with --apply, merge the reviewed proposal into
-    rate_card.csv (SPEC 4 overlap rules, every change listed)."""
+    """Propose rate-card rows for the ASR, LLM, TTS and realtime models in use (by their
+    rate-card names, aliases applied) from genai-prices (tokens) and LiteLLM's price map (audio
+    seconds, characters, the models genai-prices lacks) and show the difference; with --apply,
+    merge the reviewed proposal into rate_card.csv (SPEC 4 overlap rules, every change listed)."""
     from ledger.finops.rates import (
         RatesError,
         apply_proposal,
@@ -508,22 +509,33 @@ def rates_import(proposal: Path | None, effective_from, apply_: bool) -> None:
 
 @rates.command("check")
 def rates_check() -> None:
-    """List the meters in use that the current rate card does not price (exit 1 if any)."""
-    from ledger.finops.rates import check_rates
+    """List the meters in use that the current rate card does not price (exit 1 if any), and
+    propose the alias rows that would give a gap a priced rate-card name."""
+    from ledger.finops.rates import alias_csv_lines, check_rates, propose_aliases
     from ledger.reference import ReferenceDataError
 
+    settings = _settings()
     try:
-        gaps = check_rates(_settings())
+        gaps = check_rates(settings)
+        proposals = propose_aliases(settings, gaps)
     except (ReferenceDataError, LookupError) as exc:
         raise click.ClickException(str(exc)) from exc
     for gap in gaps:
+        seen = (gap.seen_provider, gap.seen_model)
+        shown = "" if seen == (gap.provider, gap.model) else f" (seen as {'/'.join(seen)})"
         console.print(
-            f"unpriced {gap.provider}/{gap.model} {gap.meter}: {gap.usage_events:,} events, "
-            f"quantity {gap.quantity}, {gap.first_seen:%Y-%m-%d %H:%M} to "
+            f"unpriced {gap.provider}/{gap.model} {gap.meter}{shown}: {gap.usage_events:,} "
+            f"events, quantity {gap.quantity}, {gap.first_seen:%Y-%m-%d %H:%M} to "
             f"{gap.last_seen:%Y-%m-%d %H:%M} UTC",
             highlight=False,
             markup=False,
         )
+    if proposals:
+        console.print("proposed aliases (review, then add the rows to the reference files):")
+        for proposal in proposals:
+            console.print(f"  {proposal.reason}", highlight=False, markup=False)
+        for line in alias_csv_lines(proposals):
+            console.print(line, highlight=False, markup=False, soft_wrap=True)
     if gaps:
         raise click.ClickException(f"{len(gaps)} meters in use have no price on the rate card")
     console.print("every meter in use has a price on the rate card")

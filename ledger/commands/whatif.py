@@ -35,6 +35,8 @@ REFERENCE_FILES = (
     "price_plans.csv",
     "latency_budgets.yaml",
     "planning.yaml",
+    "provider_aliases.csv",
+    "model_aliases.csv",
 )
 ROUTE_MAP_COLUMNS = ["phase", "route", "provider", "model"]
 

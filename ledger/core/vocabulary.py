@@ -38,6 +38,11 @@ METERS: tuple[str, ...] = (
     "infra.gb",
 )
 
+# Providers that stand for the one named in the model (SPEC 4: LiveKit Inference's
+# `deepgram/nova-3`): `livekit` is what LiveKit's inference plugins report, `unknown` what a
+# collector says of a service that does not name itself. Lower case.
+INFERENCE_GATEWAYS: tuple[str, ...] = ("livekit", "unknown")
+
 # SPEC 6 cache hit rates: the label people see -> the component(s) whose cache it measures. The
 # prefix cache is one rate over LLM and realtime input tokens together, everywhere.
 CACHE_HIT_RATES: dict[str, tuple[str, ...]] = {
@@ -54,6 +59,7 @@ def dbt_vars() -> dict[str, list[str]]:
         "savings_kinds": list(SAVINGS_KINDS),
         "degradation_kinds": list(DEGRADATION_KINDS),
         "segments": list(SEGMENTS),
+        "inference_gateways": list(INFERENCE_GATEWAYS),
     }
 
 

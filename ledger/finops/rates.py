@@ -1,4 +1,9 @@
-"""`ledger rates import|check`: rate-card rows proposed from the price catalogue, reviewed, merged.
+"""`ledger rates import|check`: rate-card rows proposed from the price catalogues, reviewed, merged.
+
+LLM and realtime token prices come from genai-prices (ledger.finops.genai_prices); ASR per-second and
+TTS per-character prices, and the models genai-prices lacks, from LiteLLM's price map
+(ledger.finops.price_map). Models are taken by their rate-card names: the names events carry are
+resolved through the alias files first, as pricing resolves them.
 
     proposal = propose_rates(settings)          # models in use x catalogue, diffed with the card
     write_proposal(proposal, path)              # a CSV a person reviews (and may edit)
@@ -19,6 +24,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -37,13 +43,23 @@ from ledger.finops.genai_prices import (
     find_model,
     today_utc,
 )
-from ledger.reference import RateCardRow, ReferenceDataError, load_reference
-from ledger.reference.loader import RATE_CARD_COLUMNS, RATE_CARD_FILE, REFERENCE_FILES
-from ledger.reference.rules import as_csv_instant
+from ledger.finops.price_map import find_voice_model, price_map_name
+from ledger.reference import RateCardRow, ReferenceData, ReferenceDataError, load_reference
+from ledger.reference.loader import (
+    MODEL_ALIASES_COLUMNS,
+    MODEL_ALIASES_FILE,
+    PROVIDER_ALIASES_COLUMNS,
+    PROVIDER_ALIASES_FILE,
+    RATE_CARD_COLUMNS,
+    RATE_CARD_FILE,
+    REFERENCE_FILES,
+)
+from ledger.reference.rules import as_csv_instant, exact_ratio
 
 PROPOSAL_COLUMNS: tuple[str, ...] = (*RATE_CARD_COLUMNS, "action", "current", "note")
 NEW, CHANGE, UNCHANGED, CONFLICT = "new", "change", "unchanged", "conflict"
 APPLIED_ACTIONS = (NEW, CHANGE)
+COMPONENT_ORDER = ("asr", "llm", "tts", "realtime")
 
 
 class RatesError(ValueError):
@@ -101,12 +117,14 @@ def _describe(row: RateCardRow) -> str:
     )
 
 
-def models_in_use(settings: Settings) -> list[ModelInUse]:
-    """The LLM and realtime provider/model pairs in the warehouse's accepted events."""
+def models_in_use(settings: Settings, ref: ReferenceData | None = None) -> list[ModelInUse]:
+    """The ASR, LLM, TTS and realtime models in the warehouse's accepted events, by their rate-card
+    names (SPEC 4 aliases), each with its first use."""
     if not settings.warehouse_path.exists():
         raise FileNotFoundError(
             f"no warehouse at {settings.warehouse_path}; run `ledger build` first"
         )
+    ref = ref or load_reference(settings.reference_dir, settings.reporting_currency)
     with duckdb.connect(str(settings.warehouse_path), read_only=True) as con:
         con.execute("set TimeZone = 'UTC'")
         rows = con.execute(
@@ -114,12 +132,21 @@ def models_in_use(settings: Settings) -> list[ModelInUse]:
             select provider, model, split_part(event_type, '.', 1) as component,
                 cast(min(occurred_at) as date) as first_used
             from raw.events
-            where event_type in ('llm.usage', 'realtime.usage')
+            where event_type in ('asr.usage', 'llm.usage', 'tts.usage', 'realtime.usage')
             group by all
-            order by component, provider, model
             """
         ).fetchall()
-    return [ModelInUse(*row) for row in rows]
+    first_used: dict[tuple[str, str, str], date] = {}
+    for provider, model, component, first in rows:
+        resolved = (*ref.resolve_name(provider, model), component)
+        first_used[resolved] = min(first, first_used.get(resolved, first))
+    order = {component: index for index, component in enumerate(COMPONENT_ORDER)}
+    return [
+        ModelInUse(provider, model, component, first)
+        for (provider, model, component), first in sorted(
+            first_used.items(), key=lambda item: (order[item[0][2]], item[0][0], item[0][1])
+        )
+    ]
 
 
 def _windows_overlap(start: datetime, end: datetime | None, row: RateCardRow) -> bool:
@@ -131,6 +158,7 @@ def _windows_overlap(start: datetime, end: datetime | None, row: RateCardRow) ->
 def _classify(
     key: tuple[str, str, str],
     price: Decimal,
+    per: Decimal,
     start: date,
     end: date | None,
     card: list[RateCardRow],
@@ -148,7 +176,7 @@ def _classify(
         return CONFLICT, current
     if len(overlapping) == 1:
         only = overlapping[0]
-        same = (only.price / only.per == price / PER_MILLION) and only.currency == (
+        same = (only.unit_price == exact_ratio(price, per)) and only.currency == (
             CATALOGUE_CURRENCY
         )
         if same and only.effective_to is None and end is None:
@@ -156,40 +184,58 @@ def _classify(
     return CHANGE, current
 
 
+def _priced_windows(
+    used: ModelInUse, since: date, proposal: Proposal
+) -> tuple[str, list[tuple[str, Decimal, Decimal, date, date | None, str]]] | None:
+    """The catalogue rows for a model in use: (source note, [(meter, price, per, from, to,
+    note)]), from genai-prices for tokens when it knows the model, else the LiteLLM map."""
+    if used.component in ("llm", "realtime"):
+        found = find_model(used.provider, used.model, used.component, since)
+        if found is not None and found.windows:
+            proposal.missing_meters += [(used, meter) for meter in found.missing_meters]
+            return f"{catalogue_name()} model {found.catalogue_id}", [
+                (w.meter, w.price, PER_MILLION, w.effective_from, w.effective_to, w.note)
+                for w in found.windows
+            ]
+    mapped = find_voice_model(used.provider, used.model, used.component)
+    if mapped is None or not mapped.prices:
+        return None
+    proposal.missing_meters += [(used, meter) for meter in mapped.missing_meters]
+    return f"{price_map_name()} model {mapped.map_key}", [
+        (meter, price, per, since, None, note)
+        for meter, (price, per, note) in mapped.prices.items()
+    ]
+
+
 def propose_rates(settings: Settings, effective_from: date | None = None) -> Proposal:
-    """Rate-card rows for every LLM and realtime model in use that the catalogue prices."""
-    card = list(load_reference(settings.reference_dir, settings.reporting_currency).rate_card)
-    proposal = Proposal(catalogue_name())
-    for used in models_in_use(settings):
+    """Rate-card rows for every ASR, LLM, TTS and realtime model in use that a catalogue prices."""
+    ref = load_reference(settings.reference_dir, settings.reporting_currency)
+    card = list(ref.rate_card)
+    proposal = Proposal(f"{catalogue_name()} and the {price_map_name()}")
+    for used in models_in_use(settings, ref):
         priced = any((r.provider, r.model) == (used.provider, used.model) for r in card)
         since = effective_from or (today_utc() if priced else used.first_used)
-        found = find_model(used.provider, used.model, used.component, since)
-        if found is None or not found.windows:
+        found = _priced_windows(used, since, proposal)
+        if found is None:
             proposal.unknown.append(used)
             continue
-        proposal.missing_meters += [(used, meter) for meter in found.missing_meters]
-        for window in found.windows:
-            key = (used.provider, used.model, window.meter)
-            action, current = _classify(
-                key, window.price, window.effective_from, window.effective_to, card
-            )
+        source, windows = found
+        for meter, price, per, start, end, note in windows:
+            key = (used.provider, used.model, meter)
+            action, current = _classify(key, price, per, start, end, card)
             proposal.rows.append(
                 ProposedRow(
                     provider=used.provider,
                     model=used.model,
-                    meter=window.meter,
-                    price=window.price,
-                    per=PER_MILLION,
+                    meter=meter,
+                    price=price,
+                    per=per,
                     currency=CATALOGUE_CURRENCY,
-                    effective_from=window.effective_from,
-                    effective_to=window.effective_to,
+                    effective_from=start,
+                    effective_to=end,
                     action=action,
                     current=current,
-                    note="; ".join(
-                        filter(
-                            None, [f"{proposal.catalogue} model {found.catalogue_id}", window.note]
-                        )
-                    ),
+                    note="; ".join(filter(None, [source, note])),
                 )
             )
     return proposal
@@ -339,18 +385,40 @@ def _check_merged(settings: Settings, rate_card_text: str) -> None:
 
 @dataclass(frozen=True)
 class UnpricedMeter:
-    provider: str
+    provider: str  # the rate card's names, once resolved through the aliases (SPEC 4)
     model: str
     meter: str
     usage_events: int
     quantity: Decimal
     first_seen: datetime
     last_seen: datetime
+    seen_provider: str  # the names as the events carry them
+    seen_model: str
+
+
+@dataclass(frozen=True)
+class AliasProposal:
+    """A row for provider_aliases.csv or model_aliases.csv that would price a gap."""
+
+    file: str
+    row: tuple[str, ...]
+    reason: str
+
+
+# Model name endings that name a variant priced like its base model (SPEC 4 model aliases): a
+# dated snapshot (`gpt-4o-mini-2024-07-18`, `-20241217`), Deepgram's `-general`, `-latest`.
+_MODEL_SUFFIXES = (
+    re.compile(r"-\d{4}-\d{2}-\d{2}$"),
+    re.compile(r"-\d{8}$"),
+    re.compile(r"-general$"),
+    re.compile(r"-latest$"),
+)
 
 
 def check_rates(settings: Settings) -> list[UnpricedMeter]:
-    """Meters in use (quantity > 0) that the current rate card files leave without a price."""
-    card = load_reference(settings.reference_dir, settings.reporting_currency).rate_card
+    """Meters in use (quantity > 0) that the current reference files leave without a price, the
+    names resolved through the current alias files as pricing resolves them."""
+    ref = load_reference(settings.reference_dir, settings.reporting_currency)
     with duckdb.connect(str(settings.warehouse_path), read_only=True) as con:
         con.execute("set TimeZone = 'UTC'")
         found = con.execute(
@@ -367,24 +435,127 @@ def check_rates(settings: Settings) -> list[UnpricedMeter]:
         )
         con.executemany(
             "insert into rate_card values (?, ?, ?, ?, ?)",
-            [[r.provider, r.model, r.meter, r.effective_from, r.effective_to] for r in card],
+            [
+                [r.provider, r.model, r.meter, r.effective_from, r.effective_to]
+                for r in ref.rate_card
+            ],
+        )
+        seen = con.execute(
+            "select distinct provider, model from intermediate.int_usage_lines_unpivoted"
+        ).fetchall()
+        con.execute(
+            "create temp table names (seen_provider varchar, seen_model varchar, "
+            "provider varchar, model varchar)"
+        )
+        con.executemany(
+            "insert into names values (?, ?, ?, ?)",
+            [[p, m, *ref.resolve_name(p, m)] for p, m in seen],
         )
         rows = con.execute(
             """
-            select provider, model, meter, count(distinct source || chr(31) || event_id),
-                sum(quantity), min(occurred_at), max(occurred_at)
+            select names.provider, names.model, meter,
+                count(distinct source || chr(31) || event_id), sum(quantity),
+                min(occurred_at), max(occurred_at), names.seen_provider, names.seen_model
             from intermediate.int_usage_lines_unpivoted as usage_lines
+            inner join names
+                on usage_lines.provider = names.seen_provider
+                and usage_lines.model = names.seen_model
             where quantity > 0 and not exists (
                 select 1 from rate_card
-                where rate_card.provider = usage_lines.provider
-                    and rate_card.model = usage_lines.model
+                where rate_card.provider = names.provider
+                    and rate_card.model = names.model
                     and rate_card.meter = usage_lines.meter
                     and usage_lines.occurred_at >= rate_card.effective_from
                     and (rate_card.effective_to is null
                          or usage_lines.occurred_at < rate_card.effective_to)
             )
             group by all
-            order by provider, model, meter
+            order by names.provider, names.model, meter, names.seen_provider, names.seen_model
             """
         ).fetchall()
     return [UnpricedMeter(*row) for row in rows]
+
+
+def propose_aliases(settings: Settings, gaps: list[UnpricedMeter]) -> list[AliasProposal]:
+    """Alias rows that would give the gaps a rate-card name pricing their meter:
+
+    - provider: a host one of whose dot-separated labels is a rate-card provider
+      (`eu.api.openai.com` -> openai), or a name equal to one but for case and punctuation
+      (`Eleven-Labs` -> elevenlabs);
+    - model: of a rate-card provider, a model that is a rate-card model but for a known ending
+      (a date, `-general`, `-latest`) or for case and punctuation.
+    Only a target that prices the gap's meter is proposed; nothing is written.
+    """
+    ref = load_reference(settings.reference_dir, settings.reporting_currency)
+    priced: dict[str, set[str]] = {}
+    for row in ref.rate_card:
+        priced.setdefault(row.provider, set()).add(row.meter)
+    models: dict[tuple[str, str], set[str]] = {}
+    for row in ref.rate_card:
+        models.setdefault((row.provider, row.model), set()).add(row.meter)
+    proposals: dict[tuple[str, tuple[str, ...]], AliasProposal] = {}
+
+    def squash(name: str) -> str:
+        return re.sub(r"[^a-z0-9]", "", name.lower())
+
+    for gap in gaps:
+        provider, model = gap.provider, gap.model
+        if provider not in priced:
+            labels = [label for label in provider.lower().split(".") if label]
+            by_label = sorted({p for p in priced if p.lower() in labels} if len(labels) > 1 else ())
+            by_squash = sorted(p for p in priced if squash(p) == squash(provider))
+            candidates = by_label or by_squash
+            if len(candidates) != 1:
+                continue
+            target = candidates[0]
+            reason = (
+                "a label of the host" if by_label else "the same name but for case and punctuation"
+            )
+            proposal = AliasProposal(
+                PROVIDER_ALIASES_FILE, (provider, target), f"{provider}: {reason} is {target}"
+            )
+            proposals.setdefault((proposal.file, proposal.row), proposal)
+            # Under the proposed provider, its model aliases apply as pricing would apply them.
+            provider, model = ref.resolve_name(target, model)
+            if (provider, model) in models and gap.meter in models[provider, model]:
+                continue
+        if (provider, model) in models:
+            continue
+        stripped = {pattern.sub("", model) for pattern in _MODEL_SUFFIXES} - {model}
+        by_suffix = sorted(
+            m for (p, m) in models if p == provider and m.lower() in {s.lower() for s in stripped}
+        )
+        by_squash_model = sorted(
+            m for (p, m) in models if p == provider and squash(m) == squash(model)
+        )
+        candidates = by_suffix or by_squash_model
+        if len(candidates) != 1 or gap.meter not in models[provider, candidates[0]]:
+            continue
+        target = candidates[0]
+        reason = (
+            "a variant by its ending" if by_suffix else "the same name but for case and punctuation"
+        )
+        proposal = AliasProposal(
+            MODEL_ALIASES_FILE,
+            (provider, model, target),
+            f"{provider} {model}: {reason} of {target}",
+        )
+        proposals.setdefault((proposal.file, proposal.row), proposal)
+    return sorted(proposals.values(), key=lambda p: (p.file != PROVIDER_ALIASES_FILE, p.row))
+
+
+def alias_csv_lines(proposals: list[AliasProposal]) -> list[str]:
+    """The proposals as CSV rows under their file's header, ready to paste."""
+    lines: list[str] = []
+    for file, columns in (
+        (PROVIDER_ALIASES_FILE, PROVIDER_ALIASES_COLUMNS),
+        (MODEL_ALIASES_FILE, MODEL_ALIASES_COLUMNS),
+    ):
+        rows = [p.row for p in proposals if p.file == file]
+        if not rows:
+            continue
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerows(rows)
+        lines += [f"# {file} ({','.join(columns)})", *buffer.getvalue().splitlines()]
+    return lines

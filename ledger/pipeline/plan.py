@@ -13,7 +13,11 @@ An incremental build recomputes the sessions in `ops.refresh_sessions`, each wit
   last successful build;
 - `rate_card`, `fx_rates`, `price_plans`: a row of that reference table differs from the snapshot
   taken at the last successful build, and the session has events on a UTC date of the changed
-  effective range (these are recorded in `ops.restated_sessions` on commit).
+  effective range (these are recorded in `ops.restated_sessions` on commit);
+- `provider_aliases`, `model_aliases`: an alias was added, removed or changed since that snapshot,
+  and a usage line of the session carries the alias's seen name (as its provider or model, or as
+  a part of a LiveKit Inference `provider/model`): aliases have no effective range, they rename
+  (restated too).
 and the ISO weeks (`ops.refresh_weeks`) of every date those sessions have events on, a day either
 side (a business date is at most a day from the UTC date), plus the dates between a session's
 first and last event: date-keyed aggregates are recomputed for those whole weeks. The events of
@@ -43,11 +47,18 @@ from ledger.core.sql import literal
 from ledger.warehouse import raw_root
 
 # Reference tables whose edits restate only the sessions of the changed effective range.
-RESTATING_REFERENCE = ("rate_card", "fx_rates", "price_plans")
+DATED_REFERENCE = ("rate_card", "fx_rates", "price_plans")
+# Reference tables whose edits restate the sessions whose usage carries a changed seen name.
+NAMING_REFERENCE = ("provider_aliases", "model_aliases")
+RESTATING_REFERENCE = (*DATED_REFERENCE, *NAMING_REFERENCE)
 # Reference tables whose edits rebuild everything (no effective range to follow).
 REBUILDING_REFERENCE = ("latency_budgets",)
 # Models the planner reads the previous state from; without them the build is a full refresh.
-REQUIRED_MODELS = ("intermediate.int_sessions_resolved", "marts.fct_session_ledger")
+REQUIRED_MODELS = (
+    "intermediate.int_sessions_resolved",
+    "intermediate.int_usage_lines_priced",
+    "marts.fct_session_ledger",
+)
 
 _OPS_TABLES = {
     "refresh_state": "key varchar primary key, value varchar",
@@ -202,7 +213,7 @@ def _reference_changes(con: duckdb.DuckDBPyConnection) -> None:
         "create or replace temp table _reference_ranges "
         "(reason varchar, from_date date, to_date date)"
     )
-    for table in RESTATING_REFERENCE:
+    for table in DATED_REFERENCE:
         snapshot = f"ops.reference_{table}"
         if not _relation_exists(con, snapshot) or not _relation_exists(con, f"reference.{table}"):
             continue
@@ -240,6 +251,50 @@ def _reference_changes(con: duckdb.DuckDBPyConnection) -> None:
                 "cast(effective_from as date), cast(effective_to as date) "
                 f"from {changed}"
             )
+
+
+def _alias_changes(con: duckdb.DuckDBPyConnection, settings: Settings) -> None:
+    """Add to ops.refresh_sessions the sessions whose usage lines (as the last build priced them)
+    carry a seen name of an alias added, removed or changed since the last successful build."""
+    lines = _model_relation(con, settings, "intermediate.int_usage_lines_priced")
+    columns = {"provider_aliases": "seen, provider", "model_aliases": "provider, seen, model"}
+    for table in NAMING_REFERENCE:
+        snapshot = f"ops.reference_{table}"
+        if lines is None or not _relation_exists(con, snapshot):
+            continue
+        if not _relation_exists(con, f"reference.{table}"):
+            continue
+        # Line numbers are left out: moving a row is no change.
+        current = f"select {columns[table]} from reference.{table}"
+        before = f"select {columns[table]} from {snapshot}"
+        con.execute(
+            f"""
+            insert into ops.refresh_sessions
+            with changed as (
+                select distinct lower(seen) as seen_key from (
+                    (select * from ({current}) except all select * from ({before}))
+                    union all
+                    (select * from ({before}) except all select * from ({current}))
+                )
+            ),
+            names as (
+                select distinct session_id, lower(seen_provider) as name_key from {lines}
+                union
+                select distinct session_id, lower(seen_model) from {lines}
+                union
+                select distinct session_id, lower(split_part(seen_model, '/', 1)) from {lines}
+                where strpos(seen_model, '/') > 0
+                union
+                select distinct session_id,
+                    lower(split_part(substring(seen_model, strpos(seen_model, '/') + 1), ':', 1))
+                from {lines}
+                where strpos(seen_model, '/') > 0
+            )
+            select distinct names.session_id, '{table}'
+            from names
+            inner join changed on names.name_key = changed.seen_key
+            """
+        )
 
 
 def plan_refresh(
@@ -353,6 +408,7 @@ def _plan_sessions(
             and (ranges.to_date is null or dates.event_date <= ranges.to_date)
         """
     )
+    _alias_changes(con, settings)
     return files
 
 

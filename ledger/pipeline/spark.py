@@ -43,6 +43,8 @@ EXPORTED_TABLES = (
     "reference.fx_rates",
     "reference.price_plans",
     "reference.latency_budgets",
+    "reference.provider_aliases",
+    "reference.model_aliases",
     "reference.meta",
     "reference.planning_settings",
 )

@@ -1,4 +1,4 @@
-"""Reference data (SPEC section 4): rate card, FX rates, price plans and latency budgets.
+"""Reference data (SPEC section 4): rate card, FX rates, price plans, latency budgets, aliases.
 
     ref = load_reference(settings.reference_dir, settings.reporting_currency)
     write_reference_tables(con, ref)   # schema `reference`, one transaction
@@ -12,7 +12,9 @@ from ledger.reference.loader import REFERENCE_FILES, load_reference
 from ledger.reference.models import (
     FxRateRow,
     LatencyBudgetRow,
+    ModelAliasRow,
     PricePlanRow,
+    ProviderAliasRow,
     RateCardRow,
     ReferenceData,
 )
@@ -24,8 +26,10 @@ __all__ = [
     "TABLES",
     "FxRateRow",
     "LatencyBudgetRow",
+    "ModelAliasRow",
     "PricePlanRow",
     "Problem",
+    "ProviderAliasRow",
     "RateCardRow",
     "ReferenceData",
     "ReferenceDataError",

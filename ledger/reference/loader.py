@@ -1,9 +1,14 @@
-"""`load_reference`: read, validate and cross-check the four reference files (SPEC section 4).
+"""`load_reference`: read, validate and cross-check the reference files (SPEC section 4).
 
 Rules that span rows or files live here: overlapping validity windows (rate card per
 (provider, model, meter), price plans per tenant), duplicate FX rows, an FX row for the reporting
-currency that is not 1, and a currency in use with no FX rows at all. Every problem of every file is
-collected before `ReferenceDataError` is raised.
+currency that is not 1, and a currency in use with no FX rows at all. Names are matched
+case-insensitively (SPEC 4), so two rate-card spellings of one name, an alias given twice, and an
+alias whose target is itself an alias are refused. Every problem of every file is collected
+before `ReferenceDataError` is raised.
+
+The alias files (`provider_aliases.csv`, `model_aliases.csv`) are optional: a reference directory
+made before they existed loads with no aliases.
 """
 
 from __future__ import annotations
@@ -18,19 +23,30 @@ from typing import TypeVar
 from ledger.reference.csv_files import read_csv
 from ledger.reference.errors import Problem, ReferenceDataError
 from ledger.reference.latency import load_latency_budgets
-from ledger.reference.models import FxRateRow, PricePlanRow, RateCardRow, ReferenceData
+from ledger.reference.models import (
+    FxRateRow,
+    ModelAliasRow,
+    PricePlanRow,
+    ProviderAliasRow,
+    RateCardRow,
+    ReferenceData,
+)
 from ledger.reference.rules import as_csv_instant, show_instant
 
 RATE_CARD_FILE = "rate_card.csv"
 FX_RATES_FILE = "fx_rates.csv"
 PRICE_PLANS_FILE = "price_plans.csv"
 LATENCY_BUDGETS_FILE = "latency_budgets.yaml"
-REFERENCE_FILES: tuple[str, ...] = (
+PROVIDER_ALIASES_FILE = "provider_aliases.csv"
+MODEL_ALIASES_FILE = "model_aliases.csv"
+REQUIRED_FILES: tuple[str, ...] = (
     RATE_CARD_FILE,
     FX_RATES_FILE,
     PRICE_PLANS_FILE,
     LATENCY_BUDGETS_FILE,
 )
+OPTIONAL_FILES: tuple[str, ...] = (PROVIDER_ALIASES_FILE, MODEL_ALIASES_FILE)
+REFERENCE_FILES: tuple[str, ...] = (*REQUIRED_FILES, *OPTIONAL_FILES)
 
 RATE_CARD_COLUMNS: tuple[str, ...] = (
     "provider",
@@ -52,6 +68,8 @@ PRICE_PLANS_COLUMNS: tuple[str, ...] = (
     "effective_from",
     "effective_to",
 )
+PROVIDER_ALIASES_COLUMNS: tuple[str, ...] = ("seen", "provider")
+MODEL_ALIASES_COLUMNS: tuple[str, ...] = ("provider", "seen", "model")
 
 
 def load_reference(reference_dir: Path, reporting_currency: str = "CNY") -> ReferenceData:
@@ -72,6 +90,8 @@ def load_reference(reference_dir: Path, reporting_currency: str = "CNY") -> Refe
         try:
             contents[name] = path.read_bytes()
         except FileNotFoundError:
+            if name in OPTIONAL_FILES:
+                continue
             problems.append(
                 Problem(
                     name,
@@ -95,7 +115,25 @@ def load_reference(reference_dir: Path, reporting_currency: str = "CNY") -> Refe
     plans = read_csv(
         PRICE_PLANS_FILE, contents.get(PRICE_PLANS_FILE, b""), PRICE_PLANS_COLUMNS, PricePlanRow
     )
-    csv_results = ((RATE_CARD_FILE, rate_card), (FX_RATES_FILE, fx), (PRICE_PLANS_FILE, plans))
+    provider_aliases = read_csv(
+        PROVIDER_ALIASES_FILE,
+        contents.get(PROVIDER_ALIASES_FILE, b"seen,provider\n"),
+        PROVIDER_ALIASES_COLUMNS,
+        ProviderAliasRow,
+    )
+    model_aliases = read_csv(
+        MODEL_ALIASES_FILE,
+        contents.get(MODEL_ALIASES_FILE, b"provider,seen,model\n"),
+        MODEL_ALIASES_COLUMNS,
+        ModelAliasRow,
+    )
+    csv_results = (
+        (RATE_CARD_FILE, rate_card),
+        (FX_RATES_FILE, fx),
+        (PRICE_PLANS_FILE, plans),
+        (PROVIDER_ALIASES_FILE, provider_aliases),
+        (MODEL_ALIASES_FILE, model_aliases),
+    )
     for name, result in csv_results:
         if name in contents:  # a missing file is one problem, not also a missing header
             problems += result.problems
@@ -112,6 +150,7 @@ def load_reference(reference_dir: Path, reporting_currency: str = "CNY") -> Refe
         key=lambda row: row.tenant_id,
         describe=lambda row: f"tenant {row.tenant_id}",
     )
+    problems += _name_problems(rate_card.rows, provider_aliases.rows, model_aliases.rows)
     problems += _fx_problems(fx.rows, reporting_currency)
     if fx.readable:
         fx_currencies = {cells["currency"] for _, cells in fx.raw_rows}
@@ -143,17 +182,118 @@ def load_reference(reference_dir: Path, reporting_currency: str = "CNY") -> Refe
         price_plans=tuple(plans.rows),
         latency_spec=latency_spec,
         latency_budgets=latency_rows,
+        provider_aliases=tuple(provider_aliases.rows),
+        model_aliases=tuple(model_aliases.rows),
     )
 
 
 def content_sha256(contents: dict[str, bytes]) -> str:
-    """One hash over the four files' names and bytes: equal hashes, equal reference data."""
+    """One hash over the files' names and bytes: equal hashes, equal reference data. An absent
+    optional file leaves the hash as it was before that file existed."""
     digest = hashlib.sha256()
     for name in REFERENCE_FILES:
+        if name not in contents:
+            continue
         data = contents[name]
         digest.update(f"{name}\0{len(data)}\0".encode())
         digest.update(data)
     return digest.hexdigest()
+
+
+def _name_problems(
+    card: Sequence[RateCardRow],
+    provider_aliases: Sequence[ProviderAliasRow],
+    model_aliases: Sequence[ModelAliasRow],
+) -> list[Problem]:
+    """Names match case-insensitively (SPEC 4): each must have one meaning."""
+    problems: list[Problem] = []
+    spelled: dict[tuple[str, ...], RateCardRow] = {}
+    for row in card:
+        for key, name, what in (
+            ((row.provider.lower(),), row.provider, f"provider {row.provider}"),
+            ((row.provider, row.model.lower()), row.model, f"model {row.model} of {row.provider}"),
+        ):
+            first = spelled.setdefault(key, row)
+            shown = first.provider if len(key) == 1 else first.model
+            if shown != name:
+                problems.append(
+                    Problem(
+                        RATE_CARD_FILE,
+                        row.line_number,
+                        "ambiguous_name",
+                        f"{what} differs from line {first.line_number}'s {shown} only in case; "
+                        "names match case-insensitively, so spell both the same",
+                        other_line=first.line_number,
+                    )
+                )
+    seen_providers: dict[str, ProviderAliasRow] = {}
+    for alias in provider_aliases:
+        first_alias = seen_providers.setdefault(alias.seen.lower(), alias)
+        if first_alias is not alias:
+            problems.append(
+                Problem(
+                    PROVIDER_ALIASES_FILE,
+                    alias.line_number,
+                    "duplicate_alias",
+                    f"lines {first_alias.line_number} and {alias.line_number} both map "
+                    f"{alias.seen} (names match case-insensitively); keep one",
+                    other_line=first_alias.line_number,
+                )
+            )
+    for alias in provider_aliases:
+        target = seen_providers.get(alias.provider.lower())
+        if target is not None and target.provider != alias.provider:
+            problems.append(
+                Problem(
+                    PROVIDER_ALIASES_FILE,
+                    alias.line_number,
+                    "alias_chain",
+                    f"{alias.provider} is itself an alias (line {target.line_number}, of "
+                    f"{target.provider}); map {alias.seen} to {target.provider} directly",
+                    other_line=target.line_number,
+                )
+            )
+    seen_models: dict[tuple[str, str], ModelAliasRow] = {}
+    for alias in model_aliases:
+        first_model = seen_models.setdefault((alias.provider, alias.seen.lower()), alias)
+        if first_model is not alias:
+            problems.append(
+                Problem(
+                    MODEL_ALIASES_FILE,
+                    alias.line_number,
+                    "duplicate_alias",
+                    f"lines {first_model.line_number} and {alias.line_number} both map "
+                    f"{alias.provider} model {alias.seen} (names match case-insensitively); "
+                    "keep one",
+                    other_line=first_model.line_number,
+                )
+            )
+    for alias in model_aliases:
+        target_model = seen_models.get((alias.provider, alias.model.lower()))
+        if target_model is not None and target_model.model != alias.model:
+            problems.append(
+                Problem(
+                    MODEL_ALIASES_FILE,
+                    alias.line_number,
+                    "alias_chain",
+                    f"{alias.provider} model {alias.model} is itself an alias (line "
+                    f"{target_model.line_number}, of {target_model.model}); map {alias.seen} to "
+                    f"{target_model.model} directly",
+                    other_line=target_model.line_number,
+                )
+            )
+        gateway = seen_providers.get(alias.provider.lower())
+        if gateway is not None and gateway.provider != alias.provider:
+            problems.append(
+                Problem(
+                    MODEL_ALIASES_FILE,
+                    alias.line_number,
+                    "alias_chain",
+                    f"{alias.provider} is a provider alias ({PROVIDER_ALIASES_FILE} line "
+                    f"{gateway.line_number}); name the provider it maps to, {gateway.provider}",
+                )
+            )
+    return problems
 
 
 WindowedRowT = TypeVar("WindowedRowT", RateCardRow, PricePlanRow)

@@ -26,6 +26,7 @@ from ledger.reference.rules import (
     Increment,
     Instant,
     Meter,
+    Name,
     OpenInstant,
     Per,
     Rate,
@@ -36,6 +37,7 @@ from ledger.reference.rules import (
     exact_ratio,
     show_instant,
 )
+from ledger.core.vocabulary import INFERENCE_GATEWAYS
 
 # ---- rows ----------------------------------------------------------------------------------------
 
@@ -108,6 +110,21 @@ class RateCardRow(_WindowedRow):
                 digits=UNIT_PRICE_MAX_INTEGER_DIGITS,
             )
         return self
+
+
+class ProviderAliasRow(_Row):
+    """A provider name or endpoint host as events carry it (`seen`, any case) -> the provider."""
+
+    seen: Name
+    provider: Name
+
+
+class ModelAliasRow(_Row):
+    """A model name as events carry it (`seen`, any case) for `provider` -> the model."""
+
+    provider: Name
+    seen: Name
+    model: Name
 
 
 class FxRateRow(_Row):
@@ -245,6 +262,39 @@ class ReferenceData(BaseModel):
     price_plans: tuple[PricePlanRow, ...]
     latency_spec: LatencyBudgetsSpec
     latency_budgets: tuple[LatencyBudgetRow, ...]
+    provider_aliases: tuple[ProviderAliasRow, ...] = ()
+    model_aliases: tuple[ModelAliasRow, ...] = ()
+
+    def resolve_name(self, provider: str, model: str) -> tuple[str, str]:
+        """The rate card's (provider, model) for a usage line's names (SPEC 4), the rule of the
+        dbt model int_usage_lines_priced, said once more for `ledger rates check|import`:
+
+        1. the provider: an alias of its lower-cased name, else the rate card's spelling of it
+           (names match case-insensitively), else the name as seen;
+        2. LiveKit Inference: a provider `livekit` or `unknown` whose model reads
+           `provider/model[:option]` is that provider (step 1 again) and that model;
+        3. the model: an alias of its lower-cased name for that provider, else the rate card's
+           spelling of it for that provider, else the name as seen.
+        """
+        aliases = {row.seen.lower(): row.provider for row in self.provider_aliases}
+        card = {row.provider.lower(): row.provider for row in self.rate_card}
+
+        def provider_of(name: str) -> str:
+            key = name.lower()
+            return aliases.get(key) or card.get(key) or name
+
+        resolved = provider_of(provider)
+        if resolved.lower() in INFERENCE_GATEWAYS and "/" in model:
+            inner, rest = model.split("/", 1)
+            resolved, model = provider_of(inner), rest.split(":", 1)[0]
+        model_aliases = {
+            row.seen.lower(): row.model for row in self.model_aliases if row.provider == resolved
+        }
+        card_models = {
+            row.model.lower(): row.model for row in self.rate_card if row.provider == resolved
+        }
+        key = model.lower()
+        return resolved, model_aliases.get(key) or card_models.get(key) or model
 
     def rate(self, provider: str, model: str, meter: str, at: datetime) -> RateCardRow | None:
         """The rate card row in effect at `at` (naive UTC), or None: that usage is unpriced."""

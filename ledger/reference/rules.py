@@ -65,6 +65,8 @@ _TIMESTAMP = re.compile(
     r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,6})?(?P<offset>[Zz]|[+-]\d{2}:\d{2})?"
 )
 _WHOLE_NUMBER = re.compile(r"\+?\d+")
+# A name as events carry it (SPEC 3 identifiers): printable ASCII without spaces.
+_NAME = re.compile(r"[!-~]{1,128}")
 
 
 # The rules a single value or row can break; the error's type is the rule's name.
@@ -87,6 +89,7 @@ VALUE_RULES: frozenset[str] = frozenset(
         "unknown_segment",
         "unknown_scenario",
         "missing_owner",
+        "bad_name",
     }
 )
 
@@ -155,6 +158,18 @@ def _required_text(value: object, info: ValidationInfo) -> str:
         )
     if not isinstance(value, str):
         raise _rule("bad_value", "{column} must be text", column=info.field_name)
+    return value
+
+
+def _name(value: str, info: ValidationInfo) -> str:
+    if not _NAME.fullmatch(value):
+        raise _rule(
+            "bad_name",
+            "{column} '{value}' is not a name events can carry: 1 to 128 printable ASCII "
+            "characters without spaces (a host such as api.openai.com, not a URL with spaces)",
+            column=info.field_name,
+            value=value,
+        )
     return value
 
 
@@ -365,6 +380,7 @@ def _scenario(value: str) -> str:
 
 
 Text = Annotated[str, BeforeValidator(_required_text)]
+Name = Annotated[Text, AfterValidator(_name)]
 Money = Annotated[Decimal, BeforeValidator(_decimal)]
 Amount = Annotated[Money, AfterValidator(_not_negative)]
 Per = Annotated[Money, AfterValidator(_positive_per)]

@@ -84,6 +84,18 @@ TABLES: dict[str, tuple[Column, ...]] = {
         _integer("budget_ms"),
         _varchar("owner"),
     ),
+    # SPEC 4 aliases; `seen` as the file writes it (dbt matches it lower-cased).
+    "provider_aliases": (
+        _integer("line_number"),
+        _varchar("seen"),
+        _varchar("provider"),
+    ),
+    "model_aliases": (
+        _integer("line_number"),
+        _varchar("provider"),
+        _varchar("seen"),
+        _varchar("model"),
+    ),
     "meta": (
         _varchar("reporting_currency"),
         _timestamp("loaded_at"),
@@ -130,6 +142,12 @@ def _rows(ref: ReferenceData) -> dict[str, list[tuple[object, ...]]]:
         "latency_budgets": [
             (row.scenario, row.tenant_id, row.segment, row.budget_ms, row.owner)
             for row in ref.latency_budgets
+        ],
+        "provider_aliases": [
+            (row.line_number, row.seen, row.provider) for row in ref.provider_aliases
+        ],
+        "model_aliases": [
+            (row.line_number, row.provider, row.seen, row.model) for row in ref.model_aliases
         ],
         "meta": [
             (

@@ -314,8 +314,13 @@ def test_rates_import_proposes_catalogue_prices_for_known_models_and_names_the_o
 
     path = tmp_path / "proposal.csv"
     write_proposal(proposal, path)
+    # LiteLLM's price map has Deepgram's nova-3 at 0.00007167 USD a second: a change per minute.
+    nova_3 = [(r.price, r.per, r.action) for r in proposal.rows if r.model == "nova-3"]
+    assert nova_3 == [(Decimal("0.0043002"), Decimal(60), "change")]
     done = apply_proposal(settings, path)
     assert done == [
+        "closed rate_card.csv line 3: 0.0077 USD per 60 from 2025-01-01 to open on 2026-12-01",
+        "added deepgram/nova-3/asr.audio_seconds: 0.0043002 USD per 60 from 2026-12-01 to open",
         "closed rate_card.csv line 7: 1.6 CNY per 1000000 from 2026-11-16 to open on 2026-12-01",
         "added deepseek/deepseek-chat/llm.input_tokens: 0.27 USD per 1000000 from 2026-12-01 "
         "to open",

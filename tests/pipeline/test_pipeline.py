@@ -98,8 +98,10 @@ ASSET_KEYS = [
     "reference/fx_rates",
     "reference/latency_budgets",
     "reference/meta",
+    "reference/model_aliases",
     "reference/planning_settings",
     "reference/price_plans",
+    "reference/provider_aliases",
     "reference/rate_card",
     "staging/stg_metering__asr_usage",
     "staging/stg_metering__events",
@@ -119,7 +121,9 @@ ASSET_KEYS = [
     "staging/stg_reference__fx_rates",
     "staging/stg_reference__latency_budgets",
     "staging/stg_reference__meta",
+    "staging/stg_reference__model_aliases",
     "staging/stg_reference__price_plans",
+    "staging/stg_reference__provider_aliases",
     "staging/stg_reference__rate_card",
 ]
 

@@ -22,8 +22,8 @@ from ledger.reference import (
 
 SHIPPED = REPO_ROOT / "data" / "reference"
 RATE_CARD_HEADER = "provider,model,meter,price,per,currency,effective_from,effective_to"
-# The shipped rate card has a header and 35 rows, so an appended row is line 37.
-APPENDED_RATE_LINE = 37
+# The shipped rate card has a header and 68 rows, so an appended row is line 70.
+APPENDED_RATE_LINE = 70
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +64,8 @@ def problems(ref_dir: Path) -> list[str]:
 
 
 def test_shipped_reference_files_load_cleanly(shipped: ReferenceData) -> None:
-    assert len(shipped.rate_card) == 35
+    assert len(shipped.rate_card) == 68
+    assert (len(shipped.provider_aliases), len(shipped.model_aliases)) == (10, 8)
     assert len(shipped.fx_rates) == 761  # every day from 2025-01-01 to 2027-01-31
     assert shipped.fx_rates[0].rate_date == date(2025, 1, 1)
     assert shipped.fx_rates[-1].rate_date == date(2027, 1, 31)
@@ -315,7 +316,7 @@ def test_rate_windows_that_only_touch_do_not_overlap(ref_dir: Path) -> None:
     # The shipped price change ends the old rows exactly where the new ones start.
     append_line(ref_dir / "rate_card.csv", _rate(effective_to="2026-01-01"))
     append_line(ref_dir / "rate_card.csv", _rate(effective_from="2026-01-01"))
-    assert len(load_reference(ref_dir).rate_card) == 37
+    assert len(load_reference(ref_dir).rate_card) == APPENDED_RATE_LINE
 
 
 def test_overlapping_price_plans_for_one_tenant_name_both_lines(ref_dir: Path) -> None:
@@ -401,9 +402,9 @@ def test_every_problem_of_every_file_is_collected(ref_dir: Path) -> None:
         load_reference(ref_dir)
     found = [(p.file, p.line, p.rule) for p in caught.value.problems]
     assert found == [
-        ("rate_card.csv", 37, "negative_price"),
-        ("rate_card.csv", 38, "per_not_positive"),
-        ("rate_card.csv", 38, "bad_currency"),
+        ("rate_card.csv", APPENDED_RATE_LINE, "negative_price"),
+        ("rate_card.csv", APPENDED_RATE_LINE + 1, "per_not_positive"),
+        ("rate_card.csv", APPENDED_RATE_LINE + 1, "bad_currency"),
         ("fx_rates.csv", 3, "rate_not_positive"),
     ]
     message_lines = str(caught.value).splitlines()
@@ -595,6 +596,17 @@ def test_reference_tables_have_the_agreed_columns_and_types(
             ("budget_ms", "INTEGER"),
             ("owner", "VARCHAR"),
         ],
+        "provider_aliases": [
+            ("line_number", "INTEGER"),
+            ("seen", "VARCHAR"),
+            ("provider", "VARCHAR"),
+        ],
+        "model_aliases": [
+            ("line_number", "INTEGER"),
+            ("provider", "VARCHAR"),
+            ("seen", "VARCHAR"),
+            ("model", "VARCHAR"),
+        ],
         "meta": [
             ("reporting_currency", "VARCHAR"),
             ("loaded_at", "TIMESTAMP"),
@@ -630,9 +642,11 @@ def test_reference_tables_hold_every_row(warehouse: duckdb.DuckDBPyConnection) -
         "(select count(*) from reference.fx_rates), "
         "(select count(*) from reference.price_plans), "
         "(select count(*) from reference.latency_budgets), "
+        "(select count(*) from reference.provider_aliases), "
+        "(select count(*) from reference.model_aliases), "
         "(select count(*) from reference.meta)"
     ).fetchone()
-    assert counts == (35, 761, 5, 72, 1)
+    assert counts == (68, 761, 5, 72, 10, 8, 1)
 
 
 def test_warehouse_unit_prices_are_the_exact_decimals(
@@ -640,7 +654,7 @@ def test_warehouse_unit_prices_are_the_exact_decimals(
 ) -> None:
     rows = warehouse.execute(
         "select line_number, price, per, unit_price, effective_to from reference.rate_card "
-        "where provider in ('deepgram', 'deepseek') and meter in "
+        "where provider in ('deepgram', 'deepseek') and model <> 'nova-2' and meter in "
         "('asr.audio_seconds', 'llm.output_tokens') order by line_number"
     ).fetchall()
     assert rows == [
@@ -675,7 +689,7 @@ def test_writing_again_replaces_the_tables(
     warehouse: duckdb.DuckDBPyConnection, shipped: ReferenceData
 ) -> None:
     write_reference_tables(warehouse, shipped)
-    assert warehouse.execute("select count(*) from reference.rate_card").fetchone() == (35,)
+    assert warehouse.execute("select count(*) from reference.rate_card").fetchone() == (68,)
     assert warehouse.execute("select count(*) from reference.meta").fetchone() == (1,)
 
 
@@ -688,7 +702,7 @@ def test_a_failed_write_leaves_the_previous_tables(
     smaller = shipped.model_copy(update={"rate_card": shipped.rate_card[:1]})
     with pytest.raises(duckdb.Error):
         write_reference_tables(warehouse, smaller)
-    assert warehouse.execute("select count(*) from reference.rate_card").fetchone() == (35,)
+    assert warehouse.execute("select count(*) from reference.rate_card").fetchone() == (68,)
 
 
 # ---- latency override merge ----------------------------------------------------------------------
@@ -752,12 +766,14 @@ def test_python_budget_lookup_prefers_the_tenant_override(shipped: ReferenceData
     assert shipped.latency_budget("companion", "first_audio").budget_ms == 500
 
 
-def test_reference_files_are_the_four_of_the_spec() -> None:
+def test_reference_files_are_the_four_of_the_spec_and_the_two_alias_files() -> None:
     assert REFERENCE_FILES == (
         "rate_card.csv",
         "fx_rates.csv",
         "price_plans.csv",
         "latency_budgets.yaml",
+        "provider_aliases.csv",
+        "model_aliases.csv",
     )
 
 
@@ -784,3 +800,71 @@ def test_a_utf8_byte_order_mark_and_blank_rows_are_tolerated(ref_dir: Path) -> N
     path = ref_dir / "price_plans.csv"
     path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes() + b",,,,,,\n\n")
     assert len(load_reference(ref_dir).price_plans) == 5
+
+
+# ---- aliases (SPEC 4) ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("seen_provider", "seen_model", "resolved"),
+    [
+        # An endpoint host (the OpenAI plugin's provider) and a dated snapshot.
+        ("api.openai.com", "gpt-4o-mini-2024-07-18", ("openai", "gpt-4o-mini")),
+        # A capitalised name matches the rate card's case-insensitively; Pipecat's default model.
+        ("Deepgram", "nova-3-general", ("deepgram", "nova-3")),
+        ("ElevenLabs", "eleven_flash_v2_5", ("elevenlabs", "flash-v2.5")),
+        # LiveKit Inference: `provider/model[:voice]` under the gateway provider.
+        ("livekit", "cartesia/sonic-3:a0e99841", ("cartesia", "sonic-3")),
+        ("livekit", "deepgram/nova-3", ("deepgram", "nova-3")),
+        ("unknown", "OpenAI/GPT-4o-mini", ("openai", "gpt-4o-mini")),
+        # A slash in the model of a provider that is no gateway is its model's name.
+        ("openrouter", "openai/gpt-4o-mini", ("openrouter", "openai/gpt-4o-mini")),
+        # Unknown names pass through as seen.
+        ("acme-llm", "X", ("acme-llm", "X")),
+    ],
+)
+def test_seen_names_resolve_to_the_rate_cards(
+    shipped: ReferenceData, seen_provider: str, seen_model: str, resolved: tuple[str, str]
+) -> None:
+    assert shipped.resolve_name(seen_provider, seen_model) == resolved
+
+
+def test_the_alias_files_are_optional(ref_dir: Path, shipped: ReferenceData) -> None:
+    (ref_dir / "provider_aliases.csv").unlink()
+    (ref_dir / "model_aliases.csv").unlink()
+    ref = load_reference(ref_dir)
+    assert (ref.provider_aliases, ref.model_aliases) == ((), ())
+    assert ref.resolve_name("api.openai.com", "gpt-4o-mini") == ("api.openai.com", "gpt-4o-mini")
+    assert ref.content_sha256 != shipped.content_sha256
+
+
+def test_bad_aliases_are_reported_with_file_line_and_rule(ref_dir: Path) -> None:
+    append_line(ref_dir / "provider_aliases.csv", "API.OpenAI.com,openai")  # line 12
+    append_line(ref_dir / "provider_aliases.csv", "my host,openai")  # line 13
+    append_line(ref_dir / "provider_aliases.csv", "gw.example.com,api.deepgram.com")  # line 14
+    append_line(ref_dir / "model_aliases.csv", "deepgram,Nova-3-General,nova-3")  # line 10
+    append_line(ref_dir / "model_aliases.csv", "deepgram,nova-3-x,nova-3-general")  # line 11
+    append_line(ref_dir / "model_aliases.csv", "api.openai.com,gpt-x,gpt-4o")  # line 12
+    append_line(ref_dir / "model_aliases.csv", "openai,,gpt-4o")  # line 13
+    append_line(
+        ref_dir / "rate_card.csv", "OpenAI,gpt-x,llm.input_tokens,1,1000000,USD,2025-01-01,"
+    )
+    assert problems(ref_dir) == [
+        f"rate_card.csv lines 15 and {APPENDED_RATE_LINE} [ambiguous_name]: provider OpenAI "
+        "differs from line 15's openai only in case; names match case-insensitively, so spell "
+        "both the same",
+        "provider_aliases.csv lines 2 and 12 [duplicate_alias]: lines 2 and 12 both map "
+        "API.OpenAI.com (names match case-insensitively); keep one",
+        "provider_aliases.csv lines 3 and 14 [alias_chain]: api.deepgram.com is itself an alias "
+        "(line 3, of deepgram); map gw.example.com to deepgram directly",
+        "provider_aliases.csv line 13 [bad_name]: seen 'my host' is not a name events can "
+        "carry: 1 to 128 printable ASCII characters without spaces (a host such as "
+        "api.openai.com, not a URL with spaces)",
+        "model_aliases.csv lines 2 and 10 [duplicate_alias]: lines 2 and 10 both map deepgram "
+        "model Nova-3-General (names match case-insensitively); keep one",
+        "model_aliases.csv lines 2 and 11 [alias_chain]: deepgram model nova-3-general is itself "
+        "an alias (line 2, of nova-3); map nova-3-x to nova-3 directly",
+        "model_aliases.csv line 12 [alias_chain]: api.openai.com is a provider alias "
+        "(provider_aliases.csv line 2); name the provider it maps to, openai",
+        "model_aliases.csv line 13 [missing_value]: seen is empty; every row needs a seen",
+    ]
