@@ -1,4 +1,7 @@
-"""Ingest landing files into the warehouse's raw layer (SPEC section 3)."""
+"""Ingest landing files into the warehouse's raw layer (SPEC 3): `files` discovers landing files and
+numbers their lines, `validation` and `stage` judge every line in bulk SQL derived from the contract,
+`load` deduplicates and commits them (quarantining each bad line with its reason), `recover` rebuilds
+the raw layer from the landing folder."""
 
 from __future__ import annotations
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
 
 from ledger.contract.events import SEGMENTS
+from ledger.core.vocabulary import INFERENCE_GATEWAYS
 from ledger.reference.rules import (
     BUDGET_SCENARIOS,
     FIRST_AUDIO,
@@ -37,7 +38,6 @@ from ledger.reference.rules import (
     exact_ratio,
     show_instant,
 )
-from ledger.core.vocabulary import INFERENCE_GATEWAYS
 
 # ---- rows ----------------------------------------------------------------------------------------
 
