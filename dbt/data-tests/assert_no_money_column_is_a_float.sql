@@ -36,7 +36,9 @@ money_columns as (
             column_name, '(^|_)(cost|revenue|savings|margin|amount|price|fee|fx_rate)(_|$)'
         )
         -- counts, keys, flags and labels that merely mention money
-        and not regexp_matches(column_name, '(_count|_number|_status|_reason|_kind|_meter|_id|_source)$')
+        and not regexp_matches(
+            column_name, '(_count|_number|_status|_reason|_kind|_meter|_id|_source)$'
+        )
         and not regexp_matches(column_name, '^(is|has)_')
     )
     or (table_schema = 'reference' and column_name = 'rate')

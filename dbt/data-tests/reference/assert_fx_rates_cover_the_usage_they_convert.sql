@@ -87,4 +87,6 @@ message as (
 )
 
 -- In the filter, so that no optimisation of dbt's wrapping `count(*)` can leave it out.
-select text as fx_coverage from message where {{ raise_error('text') }} is not null
+select text as fx_coverage
+from message
+where {{ raise_error('text') }} is not null

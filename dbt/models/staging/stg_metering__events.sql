@@ -1,7 +1,9 @@
 with
 
 events as (
-    select * from {{ refresh_events_relation(source('raw', 'events'), source('ops', 'refresh_events')) }}
+    select * from {{ refresh_events_relation(
+        source('raw', 'events'), source('ops', 'refresh_events')
+    ) }}
 ),
 
 final as (

@@ -11,7 +11,8 @@
 with
 
 turn_segments as (
-    select * from {{ ref('int_turn_segments_budgeted') }} {{ refresh_filter('business_date', 'week') }}
+    select * from {{ ref('int_turn_segments_budgeted') }}
+        {{ refresh_filter('business_date', 'week') }}
 ),
 
 -- Recorded traffic only: a replayed copy (SPEC 11) is load, not a tenant's experience.
@@ -74,7 +75,7 @@ worst_segments as (
         and p95_budget_ratio is not null
     qualify row_number() over (
         partition by grain, tenant_id, scenario, business_date, iso_week
-        order by p95_budget_ratio desc, segment_order
+        order by p95_budget_ratio desc, segment_order asc
     ) = 1
 ),
 

@@ -9,7 +9,8 @@
 with
 
 session_experience as (
-    select * from {{ ref('int_session_experience_aggregated') }} {{ refresh_filter('business_date', 'week') }}
+    select * from {{ ref('int_session_experience_aggregated') }}
+        {{ refresh_filter('business_date', 'week') }}
 ),
 
 -- Recorded traffic only: a replayed copy (SPEC 11) is load, not a tenant's experience.

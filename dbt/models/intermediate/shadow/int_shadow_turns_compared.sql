@@ -141,7 +141,10 @@ final as (
         compared.production_endpointing_ms,
         compared.candidate_endpointing_ms,
         -- Integer microseconds: the verdict's interval test is exact on these (see shadow_comparison).
-        cast((compared.candidate_endpointing_ms - compared.production_endpointing_ms) * 1000 as bigint)
+        cast(
+            (compared.candidate_endpointing_ms - compared.production_endpointing_ms) * 1000
+            as bigint
+        )
             as endpointing_delta_us,
         compared.production_first_audio_ms,
         compared.production_first_audio_ms - compared.production_endpointing_ms

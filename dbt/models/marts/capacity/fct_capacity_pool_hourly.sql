@@ -98,7 +98,8 @@ minute_grid as (
         hours.hour_start_at,
         {{ add_minutes('hours.hour_start_at', 'minute_offset') }} as minute_start_at,
     from hours
-    cross join range(60) as offsets (minute_offset)
+    -- The alias names the column (sqlfluff's AL05 sees no use of it).
+    cross join range(60) as offsets (minute_offset)  -- noqa: AL05
 ),
 
 minute_loads as (

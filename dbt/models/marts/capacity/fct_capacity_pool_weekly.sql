@@ -47,13 +47,14 @@ weekly as (
 final as (
     select
         weekly.*,
-        vision_images - encoder_images as cached_vision_images,
-        (vision_images - encoder_images) / nullif(vision_images, 0) as vision_cache_hit_rate,
+        weekly.vision_images - weekly.encoder_images as cached_vision_images,
+        (weekly.vision_images - weekly.encoder_images) / nullif(weekly.vision_images, 0)
+            as vision_cache_hit_rate,
         round(
             100 * (
-                llm_tokens_per_second_peak
-                / nullif(lag(llm_tokens_per_second_peak) over (
-                    partition by scope, tenant_id order by week_start_date
+                weekly.llm_tokens_per_second_peak
+                / nullif(lag(weekly.llm_tokens_per_second_peak) over (
+                    partition by weekly.scope, weekly.tenant_id order by weekly.week_start_date
                 ), 0)
                 - 1
             ),
@@ -63,16 +64,16 @@ final as (
         planning.embedding_dimensions,
         planning.bytes_per_value,
         case
-            when vision_images > 0 then cast(
+            when weekly.vision_images > 0 then cast(
                 {{ integer_divide(
-                    '2 * cast(planning.hot_set_images as hugeint) * image_tokens
+                    '2 * cast(planning.hot_set_images as hugeint) * weekly.image_tokens
                     * planning.embedding_dimensions * planning.bytes_per_value
-                    + vision_images',
-                    '2 * vision_images'
+                    + weekly.vision_images',
+                    '2 * weekly.vision_images'
                 ) }} as hugeint
             )
         end as vision_cache_bytes,
-        round(vision_images_per_second_peak * 0.1, 6)
+        round(weekly.vision_images_per_second_peak * 0.1, 6)
             as encoder_images_per_second_saved_per_10_points,
     from weekly
     cross join planning

@@ -3,7 +3,8 @@
 with
 
 tenant_experience as (
-    select * from {{ ref('int_tenant_experience_aggregated') }} {{ refresh_filter('coalesce(business_date, week_start_date)', 'week') }}
+    select * from {{ ref('int_tenant_experience_aggregated') }}
+        {{ refresh_filter('coalesce(business_date, week_start_date)', 'week') }}
 ),
 
 tenant_daily_margin as (

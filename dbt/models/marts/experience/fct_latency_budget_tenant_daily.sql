@@ -2,7 +2,8 @@
 with
 
 budget_cells as (
-    select * from {{ ref('int_latency_budget_cells_aggregated') }} {{ refresh_filter('coalesce(business_date, week_start_date)', 'week') }}
+    select * from {{ ref('int_latency_budget_cells_aggregated') }}
+        {{ refresh_filter('coalesce(business_date, week_start_date)', 'week') }}
 ),
 
 final as (

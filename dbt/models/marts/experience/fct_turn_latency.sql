@@ -21,8 +21,11 @@ turns as (
         segments_measured,
         segments_measured = 5 as is_complete,
         any_value(budget_source) as budget_source,
+        -- DECIMAL(38, 3) on both engines (Spark's sum of five segments is 28 digits wide): the
+        -- contract names one type.
         {%- for segment in segments %}
-        max(duration_ms) filter (where segment = '{{ segment }}') as {{ segment }}_ms,
+        cast(max(duration_ms) filter (where segment = '{{ segment }}') as decimal(38, 3))
+            as {{ segment }}_ms,
         {%- endfor %}
         {%- for segment in segments %}
         max(budget_ms) filter (where segment = '{{ segment }}') as {{ segment }}_budget_ms,

@@ -31,7 +31,9 @@ final as (
         usage_lines.meter,
         sum(usage_lines.quantity) as quantity,
         count(*) as usage_events,
-        {{ ordered_string_agg('usage_lines.unpriced_reason', "', '", 'usage_lines.unpriced_reason', distinct=true) }}
+        {{ ordered_string_agg(
+            'usage_lines.unpriced_reason', "', '", 'usage_lines.unpriced_reason', distinct=true
+        ) }}
             as unpriced_reasons,
         min(usage_lines.occurred_at) as first_occurred_at,
         max(usage_lines.occurred_at) as last_occurred_at,

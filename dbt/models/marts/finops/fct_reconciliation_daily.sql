@@ -57,7 +57,9 @@ priced as (
         provider,
         component,
         sum(priced_cost) as priced_cost,
-        sum(priced_events) as priced_events,
+        -- BIGINT on both engines (DuckDB sums a BIGINT to a HUGEINT, Spark to a BIGINT): one
+        -- contract type.
+        cast(sum(priced_events) as bigint) as priced_events,
     from priced_by_model
     group by all
 ),
@@ -68,8 +70,8 @@ reported as (
         provider,
         component,
         sum(reported_cost) as reported_cost,
-        sum(reported_rows) as reported_rows,
-        sum(unconverted_rows) as unconverted_rows,
+        cast(sum(reported_rows) as bigint) as reported_rows,
+        cast(sum(unconverted_rows) as bigint) as unconverted_rows,
     from reported_by_model
     group by all
 ),

@@ -2,9 +2,13 @@
 {%- set components = var('components') -%}
 {%- set savings_kinds = var('savings_kinds') -%}
 {%- set cost_columns = [] -%}
-{%- for component in components -%}{%- do cost_columns.append(component ~ '_cost') -%}{%- endfor -%}
+{%- for component in components -%}
+    {%- do cost_columns.append(component ~ '_cost') -%}
+{%- endfor -%}
 {%- set savings_columns = [] -%}
-{%- for kind in savings_kinds -%}{%- do savings_columns.append(kind ~ '_cache_savings') -%}{%- endfor -%}
+{%- for kind in savings_kinds -%}
+    {%- do savings_columns.append(kind ~ '_cache_savings') -%}
+{%- endfor -%}
 
 with
 

@@ -17,7 +17,9 @@ final as (
     select
         reason,
         -- The ingest's detail is the field at fault for a contract rule, a sentence otherwise.
-        case when {{ regexp_full_match('detail', "'[A-Za-z_][A-Za-z0-9_.]*'") }} then detail end as field,
+        case
+            when {{ regexp_full_match('detail', "'[A-Za-z_][A-Za-z0-9_.]*'") }} then detail
+        end as field,
         {{ redacted_sample('detail') }} as detail,
         source_file as file,
         line_number as line,

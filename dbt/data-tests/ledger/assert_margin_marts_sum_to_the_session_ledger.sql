@@ -12,7 +12,8 @@ daily as (
 ),
 
 weekly as (
-    select * from {{ ref('fct_tenant_weekly_margin') }} {{ refresh_filter('week_start_date', 'week') }}
+    select * from {{ ref('fct_tenant_weekly_margin') }}
+        {{ refresh_filter('week_start_date', 'week') }}
 ),
 
 ledger_totals as (

@@ -4,7 +4,9 @@
 with
 
 events as (
-    select * from {{ refresh_events_relation(source('raw', 'events'), source('ops', 'refresh_events')) }}
+    select * from {{ refresh_events_relation(
+        source('raw', 'events'), source('ops', 'refresh_events')
+    ) }}
 ),
 
 session_ledger as (

@@ -6,7 +6,9 @@ latency_budgets as (
 ),
 
 final as (
-    select segment, min(owner) as owner
+    select
+        segment,
+        min(owner) as owner,
     from latency_budgets
     group by segment
 )
