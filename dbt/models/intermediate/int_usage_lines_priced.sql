@@ -25,13 +25,18 @@ model_aliases as (
 
 -- SPEC 4: names match case-insensitively; the loader refuses two spellings of one name.
 card_providers as (
-    select lower(provider) as provider_key, min(provider) as provider,
+    select
+        lower(provider) as provider_key,
+        min(provider) as provider,
     from rate_card
     group by lower(provider)
 ),
 
 card_models as (
-    select provider, lower(model) as model_key, min(model) as model,
+    select
+        provider,
+        lower(model) as model_key,
+        min(model) as model,
     from rate_card
     group by provider, lower(model)
 ),
@@ -56,7 +61,10 @@ gateway_split as (
     select
         *,
         case
-            when lower(outer_provider) in ('{{ var("inference_gateways") | join("', '") }}')
+            when
+                lower(outer_provider)
+                -- the rendered list of gateways is as long as the var makes it
+                in ('{{ var("inference_gateways") | join("', '") }}')  -- noqa: LT05
                 and instr(model, '/') > 0
                 then split_part(model, '/', 1)
         end as inner_provider,
@@ -67,12 +75,16 @@ provider_named as (
     select
         gateway_split.*,
         case
-            when inner_provider is null then outer_provider
-            else coalesce(inner_aliases.provider, inner_card.provider, inner_provider)
+            when gateway_split.inner_provider is null then gateway_split.outer_provider
+            else coalesce(
+                inner_aliases.provider, inner_card.provider, gateway_split.inner_provider
+            )
         end as named_provider,
         case
-            when inner_provider is null then model
-            else split_part(substring(model, instr(model, '/') + 1), ':', 1)
+            when gateway_split.inner_provider is null then gateway_split.model
+            else split_part(
+                substring(gateway_split.model, instr(gateway_split.model, '/') + 1), ':', 1
+            )
         end as provider_model,
     from gateway_split
     left join provider_aliases as inner_aliases
