@@ -193,8 +193,32 @@ def _migrate_events_table(con: duckdb.DuckDBPyConnection) -> None:
         raise
 
 
-def _event_columns_sql() -> str:
-    return ", ".join(f"cast({name} as {kind}) as {name}" for name, kind in raw_event_columns())
+def _event_columns_sql(absent: frozenset[str] = frozenset()) -> str:
+    return ", ".join(
+        f"cast({'null' if name in absent else name} as {kind}) as {name}"
+        for name, kind in raw_event_columns()
+    )
+
+
+def _read_event_files(
+    con: duckdb.DuckDBPyConnection, listed: str, count: int
+) -> tuple[str, frozenset[str]]:
+    """`read_parquet` of the event files, and the columns none of them has.
+
+    Files written before the contract gained a field (`cost.reported`'s `revision`) lack its
+    column: then the files are read by name (a missing column is NULL, a field of a newer
+    contract is NULL on every older event) and a column no file has is NULL.
+    """
+    seen = dict(
+        con.execute(
+            f"select name, count(distinct file_name) from parquet_schema({listed}) group by name"
+        ).fetchall()
+    )
+    names = [name for name, _ in raw_event_columns()]
+    if all(seen.get(name) == count for name in names):
+        return f"read_parquet({listed}, hive_partitioning = false)", frozenset()
+    absent = frozenset(name for name in names if name not in seen)
+    return f"read_parquet({listed}, hive_partitioning = false, union_by_name = true)", absent
 
 
 def refresh_events_view(con: duckdb.DuckDBPyConnection) -> None:
@@ -206,9 +230,8 @@ def refresh_events_view(con: duckdb.DuckDBPyConnection) -> None:
     ]
     if paths:
         listed = "[" + ", ".join(_literal(p) for p in paths) + "]"
-        body = (
-            f"select {_event_columns_sql()} from read_parquet({listed}, hive_partitioning = false)"
-        )
+        relation, absent = _read_event_files(con, listed, len(paths))
+        body = f"select {_event_columns_sql(absent)} from {relation}"
     else:
         nulls = ", ".join(f"cast(null as {kind}) as {name}" for name, kind in raw_event_columns())
         body = f"select {nulls} where false"
