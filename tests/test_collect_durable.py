@@ -165,6 +165,7 @@ def test_a_torn_last_line_is_quarantined_and_every_complete_line_ingested(tmp_pa
     left.write_text("\n".join(complete) + "\n" + torn)
     empty = folder / ".agent-20261120T020000000000Z-4242-000002.jsonl.open"
     empty.write_text("")
+    os.utime(left, (1_000_000_000, 1_000_000_000))  # its writer died long ago
 
     [result] = ingest_paths(_settings(home), [home / "landing"])
 
@@ -174,6 +175,8 @@ def test_a_torn_last_line_is_quarantined_and_every_complete_line_ingested(tmp_pa
         quarantined = con.execute("select line_number, raw_text from raw.quarantine").fetchall()
     assert quarantined == [(4, torn)]
     assert sorted(p.name for p in folder.iterdir()) == [result.path.name]  # the empty one removed
+    # Dated when it appeared, so the landing sensor (files newer than its last look) sees it.
+    assert result.path.stat().st_mtime > 1_000_000_000
 
 
 def test_a_live_writers_open_file_is_never_recovered(tmp_path):

@@ -106,6 +106,8 @@ def recover_abandoned(path: Path) -> Path | None:
             return None
         final = path.with_name(visible_name(path.name))
         os.replace(path, final)
+        # Now is when it appeared: a watcher that looks for files newer than its last look sees it.
+        os.utime(final)
     fsync_dir(path.parent)
     return final
 
@@ -195,6 +197,7 @@ class FileSink:
             self._close_file()
 
     def close(self) -> None:
+        """Close the open file (renamed, visible) and stop the timer; a later event reopens."""
         with self._lock:
             self._close_file()
             timer, self._timer = self._timer, None
@@ -224,7 +227,7 @@ class FileSink:
                     self._close_file()
                 fd = self._flushed_fd()
                 done = self._handle is None
-                if done:
+                if done and self._timer is threading.current_thread():
                     self._timer = None
             _fsync_and_close(fd)
             if done:
@@ -255,7 +258,10 @@ class FileSink:
         self._handle.flush()
         os.fsync(self._handle.fileno())
         final = self._open_path.with_name(visible_name(self._open_path.name))
-        # Renamed while still locked: a recovering reader never sees it half closed.
+        # Renamed while still locked: a recovering reader never sees it half closed. Its time is
+        # when it appeared (not its last write, up to `idle_seconds` earlier), for watchers of
+        # files newer than their last look (the landing sensor).
+        os.utime(self._open_path)
         os.replace(self._open_path, final)
         self._handle.close()
         fsync_dir(self.folder)

@@ -101,9 +101,6 @@
     {%- else -%}
         {%- set location = sources ~ '/raw/events_schema' -%}
     {%- endif -%}
-    {#- Files written before the contract gained a field lack its column: the view's columns are
-        the union of every file's (NULL where a file has none), not one file's. -#}
-    {%- do run_query('set spark.sql.parquet.mergeSchema=true') -%}
     {%- do run_query('create or replace view raw.events as select * from parquet.`' ~ location ~ '`') -%}
     {#- An incremental run: the refresh plan (ledger.refresh) and the tables earlier builds left. -#}
     {%- if is_refresh_run() -%}
