@@ -160,6 +160,7 @@ def ensure_raw_schema(con: duckdb.DuckDBPyConnection) -> None:
     if kind == "BASE TABLE":
         _migrate_events_table(con)
     else:
+        complete_event_files(con)
         # Also for an existing view: it names its files by absolute path, so a home that moved
         # reads its own files again from here on.
         refresh_events_view(con)
@@ -193,32 +194,61 @@ def _migrate_events_table(con: duckdb.DuckDBPyConnection) -> None:
         raise
 
 
-def _event_columns_sql(absent: frozenset[str] = frozenset()) -> str:
-    return ", ".join(
-        f"cast({'null' if name in absent else name} as {kind}) as {name}"
-        for name, kind in raw_event_columns()
-    )
+def _event_columns_sql() -> str:
+    return ", ".join(f"cast({name} as {kind}) as {name}" for name, kind in raw_event_columns())
 
 
-def _read_event_files(
-    con: duckdb.DuckDBPyConnection, listed: str, count: int
-) -> tuple[str, frozenset[str]]:
-    """`read_parquet` of the event files, and the columns none of them has.
+_COMPLETE_COMMENT = "every file has the event columns: "
 
-    Files written before the contract gained a field (`cost.reported`'s `revision`) lack its
-    column: then the files are read by name (a missing column is NULL, a field of a newer
-    contract is NULL on every older event) and a column no file has is NULL.
+
+def complete_event_files(con: duckdb.DuckDBPyConnection) -> list[Path]:
+    """Give every event file the columns of the current contract, NULL where it predates a field.
+
+    A field the contract gained (`cost.reported`'s `revision`) is a column that files written
+    before lack; readers (raw.events, an incremental build, Spark) read every file alike, so such
+    a file is rewritten once, with the missing columns NULL (a field of a newer contract is NULL on
+    every older event), in a temporary file renamed over it. The comment of raw.event_files records
+    the columns every file has, so a warehouse already complete costs one small query. Returns
+    the files rewritten.
     """
-    seen = dict(
-        con.execute(
-            f"select name, count(distinct file_name) from parquet_schema({listed}) group by name"
+    wanted = [name for name, _ in raw_event_columns()]
+    [(comment,)] = con.execute(
+        "select comment from duckdb_tables() where database_name = current_database() "
+        "and schema_name = 'raw' and table_name = 'event_files'"
+    ).fetchall()
+    have = (comment or "").removeprefix(_COMPLETE_COMMENT).split(",")
+    if set(wanted) <= set(have):
+        return []
+    root = raw_root(con)
+    paths = [root / p for (p,) in con.execute("select path from raw.event_files").fetchall()]
+    rewritten: list[Path] = []
+    if paths:
+        listed = "[" + ", ".join(_literal(str(p)) for p in paths) + "]"
+        columns = con.execute(
+            f"select file_name, list(name) from parquet_schema({listed}) group by file_name"
         ).fetchall()
+        for file_name, names in sorted(columns):
+            absent = set(wanted) - set(names)
+            if not absent:
+                continue
+            path = Path(file_name)
+            select = ", ".join(
+                f"cast({'null' if name in absent else name} as {kind}) as {name}"
+                for name, kind in raw_event_columns()
+            )
+            temporary = path.with_name(f".{path.name}.complete")
+            con.execute(
+                f"copy (select {select} from read_parquet({_literal(str(path))})) "
+                f"to {_literal(str(temporary))} (format parquet, compression zstd)"
+            )
+            _fsync(temporary)
+            os.replace(temporary, path)
+            _fsync(path.parent)
+            rewritten.append(path)
+    con.execute(
+        f"comment on table raw.event_files is {_literal(_COMPLETE_COMMENT + ','.join(wanted))}"
     )
-    names = [name for name, _ in raw_event_columns()]
-    if all(seen.get(name) == count for name in names):
-        return f"read_parquet({listed}, hive_partitioning = false)", frozenset()
-    absent = frozenset(name for name in names if name not in seen)
-    return f"read_parquet({listed}, hive_partitioning = false, union_by_name = true)", absent
+    return rewritten
 
 
 def refresh_events_view(con: duckdb.DuckDBPyConnection) -> None:
@@ -230,8 +260,9 @@ def refresh_events_view(con: duckdb.DuckDBPyConnection) -> None:
     ]
     if paths:
         listed = "[" + ", ".join(_literal(p) for p in paths) + "]"
-        relation, absent = _read_event_files(con, listed, len(paths))
-        body = f"select {_event_columns_sql(absent)} from {relation}"
+        body = (
+            f"select {_event_columns_sql()} from read_parquet({listed}, hive_partitioning = false)"
+        )
     else:
         nulls = ", ".join(f"cast(null as {kind}) as {name}" for name, kind in raw_event_columns())
         body = f"select {nulls} where false"
