@@ -5,8 +5,10 @@ The call object names the session (`call_id`), its start and end (Unix milliseco
 here to US dollars. Retell reports no per-provider usage the ledger can price (its LLM token counts
 are totals without an input/output split), so a Retell call is priced by its reported cost: each
 product is `cost.reported` of the component its name says (`*_tts` -> tts, an LLM name -> llm, ...),
-and the platform's own fee is `infra`. Both webhooks carry the same call: their events have the same
-ids, so the second delivery deduplicates.
+and the platform's own fee is `infra`. Both webhooks carry the same call, under `event` or
+`event_type`: its session events have the same ids, so the second delivery deduplicates; the costs
+of the analysed call (`call_analyzed`, with `call_analysis`) are `revision` 1 and supersede
+call_ended's in the ledger (SPEC 9), so a changed figure is a restatement, never an `id_conflict`.
 """
 
 from __future__ import annotations
@@ -94,7 +96,8 @@ def events_from_webhook(payload: dict[str, Any], options: RetellOptions) -> list
     """The contract events of a call_ended / call_analyzed webhook; [] for any other event."""
     if not isinstance(payload, dict) or not isinstance(payload.get("call"), dict):
         raise PayloadError("expected an object with `event` and `call`")
-    if payload.get("event") not in CALL_EVENTS:
+    # Retell's pages show the name under `event` and, for post-call analysis, `event_type`.
+    if (payload.get("event") or payload.get("event_type")) not in CALL_EVENTS:
         return []
     call = payload["call"]
     call_id = call.get("call_id")
@@ -126,6 +129,9 @@ def events_from_webhook(payload: dict[str, Any], options: RetellOptions) -> list
         ),
     ]
     cost = call.get("call_cost") if isinstance(call.get("call_cost"), dict) else {}
+    # The call as analysed (it carries `call_analysis`) is a later report of the same costs: its
+    # figures supersede call_ended's (revision 1, its own event ids), never conflict with them.
+    revision = 1 if isinstance(call.get("call_analysis"), dict) and call["call_analysis"] else 0
     for entry in cost.get("product_costs") or []:
         if not isinstance(entry, dict) or entry.get("cost") is None or not entry.get("product"):
             continue
@@ -135,13 +141,14 @@ def events_from_webhook(payload: dict[str, Any], options: RetellOptions) -> list
             session.event(
                 "cost.reported",
                 ended,
-                ("cost", product),
+                ("cost", product) if revision == 0 else ("cost", product, "revision", revision),
                 provider=provider,
                 component=component,
                 amount=decimal_text(Decimal(str(entry["cost"])) / CENTS),
                 currency="USD",
                 model=model,
                 item=short_code(product),
+                revision=revision or None,
             )
         )
     return events

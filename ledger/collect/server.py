@@ -36,9 +36,9 @@ from ledger.collect.credentials import (
     retell_signature_valid,
 )
 from ledger.collect.retell import RetellOptions, events_from_webhook
-from ledger.collect.sink import write_landing_file
 from ledger.collect.vapi import PayloadError, VapiOptions, events_from_report
 from ledger.contract import exact_json
+from ledger.core.landing import write_landing_file
 
 DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
 MAX_PROBLEMS = 20
@@ -152,13 +152,30 @@ def _store(landing_dir: Path, source: str, lines: list[str]) -> Path:
     return write_landing_file(folder, name, lines)
 
 
+def remove_leftover_temporaries(landing_dir: Path) -> list[Path]:
+    """Delete the hidden temporary files a killed collector left under `landing/collector/`.
+
+    A batch is written under `.<name>.jsonl.tmp` and renamed before its `202`: a temporary file
+    that is still there was never acknowledged, so its client sends the batch again.
+    """
+    removed = []
+    for path in sorted((landing_dir / "collector").rglob(".*.jsonl.tmp")):
+        if path.is_file() and not path.is_symlink():
+            path.unlink(missing_ok=True)
+            removed.append(path)
+    return removed
+
+
 def create_app(config: CollectorConfig) -> Starlette:
     credentials = config.credentials
+    remove_leftover_temporaries(config.landing_dir)
 
     async def accept(source: str, lines: list[str]) -> JSONResponse:
         path = await run_in_threadpool(_store, config.landing_dir, source, lines)
         stored = path.relative_to(config.landing_dir).as_posix()
-        return JSONResponse({"accepted": len(lines), "file": stored}, status_code=202)
+        # The source tells an HttpSink which source its token stands for (its spill files use it).
+        body = {"accepted": len(lines), "file": stored, "source": source}
+        return JSONResponse(body, status_code=202)
 
     def guarded(handler: Callable) -> Callable:
         async def endpoint(request: Request) -> JSONResponse:

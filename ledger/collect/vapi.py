@@ -4,7 +4,10 @@ The report names the call (`call.id`, the session), when it started and ended, w
 `costs`: one entry per component with the usage behind it (transcriber minutes, model prompt and
 completion tokens, voice characters, transport minutes) and its cost in US dollars. Each entry
 becomes a usage event where it carries usage, and a `cost.reported` event for its amount; Vapi's own
-per-minute fee has no usage and is reported cost of `infra` (a platform fee). The tenant is the
+per-minute fee has no usage and is reported cost of `infra` (a platform fee). Post-call analysis
+(summary, structured data, success evaluation) and knowledge-base queries are `llm` usage with
+their tokens; voicemail detection is `realtime` usage when a model heard the call (its audio and
+text tokens), else a fee of `infra`. The tenant is the
 call's (or its assistant's) `metadata.tenant_id`, or the webhook's configured tenant.
 """
 
@@ -44,11 +47,25 @@ CHANNELS = {"webCall": "webrtc", "inboundPhoneCall": "pstn", "outboundPhoneCall"
 COMPONENTS = {
     "transcriber": "asr",
     "model": "llm",
+    # Post-call analysis (summary, structured data, success evaluation) and knowledge-base queries
+    # are LLM calls with their own tokens and model.
     "analysis": "llm",
+    "knowledge-base": "llm",
     "voice": "tts",
     "transport": "infra",
     "vapi": "infra",
+    # Voicemail detection by a model that hears the call (audio tokens) is realtime; by the
+    # carrier (Twilio's answering-machine detection, no tokens) a per-call fee of infra.
+    "voicemail-detection": "realtime",
 }
+# Cost entries whose model is the entry's `model` object, not an object named after the type.
+MODEL_ENTRIES = ("analysis", "knowledge-base", "voicemail-detection")
+VOICEMAIL_TOKENS = (
+    "promptTextTokens",
+    "promptAudioTokens",
+    "completionTextTokens",
+    "completionAudioTokens",
+)
 
 
 @dataclass(frozen=True)
@@ -86,7 +103,7 @@ def _metadata_tenant(message: dict, call: dict) -> object:
 def _service(entry: dict, kind: str) -> tuple[str, str | None]:
     """(provider, model) of a cost entry; the nested object is named after the entry's type."""
     nested = entry.get(kind) if isinstance(entry.get(kind), dict) else {}
-    if kind == "analysis" and isinstance(entry.get("model"), dict):
+    if kind in MODEL_ENTRIES and isinstance(entry.get("model"), dict):
         nested = entry["model"]
     provider = identifier(nested.get("provider") or entry.get("provider"), "vapi")
     model = nested.get("model") or nested.get("voiceId")
@@ -141,6 +158,8 @@ def _cost_entry_events(
 ) -> list[dict]:
     kind = str(entry.get("type") or "other")
     component = COMPONENTS.get(kind, "infra")
+    if kind == "voicemail-detection" and not any(entry.get(name) for name in VOICEMAIL_TOKENS):
+        component = "infra"
     provider, model = _service(entry, kind)
     events: list[dict] = []
     usage = _usage(session, at, (index, kind, provider, model, web), entry)
@@ -157,10 +176,16 @@ def _cost_entry_events(
                 amount=decimal_text(entry["cost"]),
                 currency="USD",
                 model=model,
-                item=short_code(f"{kind}.{entry['subType']}" if entry.get("subType") else kind),
+                item=short_code(_item(kind, entry)),
             )
         )
     return events
+
+
+def _item(kind: str, entry: dict) -> str:
+    """The cost line's name: its type, and its sub-type or analysis type (`analysis.summary`)."""
+    detail = entry.get("subType") or entry.get("analysisType")
+    return f"{kind}.{detail}" if detail else kind
 
 
 def _usage(
@@ -178,7 +203,7 @@ def _usage(
             model=model or "unknown",
             audio_seconds=decimal_text(seconds),
         )
-    if kind == "model":
+    if kind in ("model", "analysis", "knowledge-base"):
         prompt = non_negative_int(entry.get("promptTokens"))
         # Vapi's promptTokens include the cached ones (as the providers it relays count them).
         cached = min(non_negative_int(entry.get("cachedPromptTokens")), prompt)
@@ -202,6 +227,22 @@ def _usage(
             model=model or "unknown",
             characters=non_negative_int(entry["characters"]),
             audio_seconds="0",  # Vapi reports no audio length per voice; TTS is priced by characters
+        )
+    if kind == "voicemail-detection" and any(entry.get(name) for name in VOICEMAIL_TOKENS):
+        prompt_audio = non_negative_int(entry.get("promptAudioTokens"))
+        completion_audio = non_negative_int(entry.get("completionAudioTokens"))
+        return session.event(
+            "realtime.usage",
+            at,
+            key,
+            provider=provider,
+            model=model or "unknown",
+            input_audio_tokens=prompt_audio,
+            cached_input_audio_tokens=0,
+            input_text_tokens=non_negative_int(entry.get("promptTextTokens")),
+            cached_input_text_tokens=0,
+            output_audio_tokens=completion_audio,
+            output_text_tokens=non_negative_int(entry.get("completionTextTokens")),
         )
     if kind == "transport" and entry.get("minutes") is not None:
         return session.event(

@@ -234,6 +234,9 @@ class CostReported(_EventBase):
     model: Identifier | None = None
     turn_index: Count | None = None
     item: ShortCode | None = None
+    # A later report of the same cost line (session x component x provider x item) has a higher
+    # revision and supersedes the earlier ones (SPEC 9); absent means 0.
+    revision: Count | None = None
 
 
 class TurnShadow(_EventBase):

@@ -13,6 +13,8 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ledger.core.landing import REJECTED_FOLDER, is_open_file, recover_abandoned
+
 log = logging.getLogger(__name__)
 
 JSONL_SUFFIXES = (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz")
@@ -62,11 +64,18 @@ def discover(
 
 
 REFUSED_SYMLINK = "refused: a symbolic link (landing files must be regular files)"
+# REJECTED_FOLDER: batches the HTTP collector refused, kept by `HttpSink` for an operator to
+# inspect: never ingested as part of a folder (name a file in it to ingest it).
 REFUSED_OUTSIDE = "refused: resolves outside the landing folder"
 
 
 def _walk(folder: Path, refuse: Callable[[Path, str], None]) -> list[Path]:
-    """Regular landing files under `folder`, sorted; links (to files or folders) are refused."""
+    """Regular landing files under `folder`, sorted; links (to files or folders) are refused.
+
+    The open files a dead FileSink left (`.<name>.jsonl.open`, no writer holds their lock) are made
+    visible first and read like any file; a live writer's are left alone. Folders named
+    `rejected` below `folder` are not searched.
+    """
     root = folder.resolve()
     found: list[Path] = []
     # os.walk with followlinks=False never descends into a linked folder; a link is reported.
@@ -75,9 +84,19 @@ def _walk(folder: Path, refuse: Callable[[Path, str], None]) -> list[Path]:
         for name in sorted(dirs):
             if (here / name).is_symlink():
                 refuse(here / name, REFUSED_SYMLINK)
-        dirs[:] = sorted(d for d in dirs if not (here / d).is_symlink())
+        dirs[:] = sorted(d for d in dirs if not (here / d).is_symlink() and d != REJECTED_FOLDER)
         for name in files:
             path = here / name
+            if is_open_file(path) and not path.is_symlink():
+                try:
+                    recovered = recover_abandoned(path)
+                except OSError as exc:  # e.g. a read-only landing folder: said, not hidden
+                    log.warning("%s: a dead writer's file could not be recovered: %s", path, exc)
+                    continue
+                if recovered is None:
+                    continue
+                log.warning("%s: recovered the file a dead writer left", recovered)
+                path = recovered
             if not _has_landing_suffix(path):
                 continue
             if path.is_symlink():

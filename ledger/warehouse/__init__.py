@@ -12,11 +12,12 @@ from ledger.warehouse.connection import (
 from ledger.warehouse.copy import copy_warehouse
 from ledger.warehouse.event_files import append_events, land_events, remove_orphan_event_files
 from ledger.warehouse.raw_layout import KEY_HASH, raw_root, refresh_events_view
-from ledger.warehouse.raw_schema import ensure_raw_schema
+from ledger.warehouse.raw_schema import complete_event_files, ensure_raw_schema
 
 __all__ = [
     "KEY_HASH",
     "append_events",
+    "complete_event_files",
     "connect",
     "copy_warehouse",
     "corruption_message",

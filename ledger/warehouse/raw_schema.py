@@ -7,6 +7,8 @@ from pathlib import Path
 import duckdb
 
 from ledger.contract.fields import raw_event_columns
+from ledger.core.durable import replace_durably
+from ledger.core.sql import literal
 from ledger.warehouse.event_files import land_events
 from ledger.warehouse.raw_layout import (
     ADDED_EVENT_COLUMNS,
@@ -16,6 +18,7 @@ from ledger.warehouse.raw_layout import (
     QUARANTINE_COLUMNS,
     ddl,
     events_relation_kind,
+    raw_root,
     refresh_events_view,
 )
 
@@ -37,6 +40,7 @@ def ensure_raw_schema(con: duckdb.DuckDBPyConnection) -> None:
     if kind == "BASE TABLE":
         _migrate_events_table(con)
     else:
+        complete_event_files(con)
         # Also for an existing view: it names its files by absolute path, so a home that moved
         # reads its own files again from here on.
         refresh_events_view(con)
@@ -68,3 +72,54 @@ def _migrate_events_table(con: duckdb.DuckDBPyConnection) -> None:
         for path in written:
             path.unlink(missing_ok=True)
         raise
+
+
+_COMPLETE_COMMENT = "every file has the event columns: "
+
+
+def complete_event_files(con: duckdb.DuckDBPyConnection) -> list[Path]:
+    """Give every event file the columns of the current contract, NULL where it predates a field.
+
+    A field the contract gained (`cost.reported`'s `revision`) is a column that files written
+    before lack; readers (raw.events, an incremental build, Spark) read every file alike, so such
+    a file is rewritten once, with the missing columns NULL (a field of a newer contract is NULL on
+    every older event), in a temporary file renamed over it. The comment of raw.event_files records
+    the columns every file has, so a warehouse already complete costs one small query. Returns
+    the files rewritten.
+    """
+    wanted = [name for name, _ in raw_event_columns()]
+    [(comment,)] = con.execute(
+        "select comment from duckdb_tables() where database_name = current_database() "
+        "and schema_name = 'raw' and table_name = 'event_files'"
+    ).fetchall()
+    have = (comment or "").removeprefix(_COMPLETE_COMMENT).split(",")
+    if set(wanted) <= set(have):
+        return []
+    root = raw_root(con)
+    paths = [root / p for (p,) in con.execute("select path from raw.event_files").fetchall()]
+    rewritten: list[Path] = []
+    if paths:
+        listed = "[" + ", ".join(literal(str(p)) for p in paths) + "]"
+        columns = con.execute(
+            f"select file_name, list(name) from parquet_schema({listed}) group by file_name"
+        ).fetchall()
+        for file_name, names in sorted(columns):
+            absent = set(wanted) - set(names)
+            if not absent:
+                continue
+            path = Path(file_name)
+            select = ", ".join(
+                f"cast({'null' if name in absent else name} as {kind}) as {name}"
+                for name, kind in raw_event_columns()
+            )
+            temporary = path.with_name(f".{path.name}.complete")
+            con.execute(
+                f"copy (select {select} from read_parquet({literal(str(path))})) "
+                f"to {literal(str(temporary))} (format parquet, compression zstd)"
+            )
+            replace_durably(temporary, path)
+            rewritten.append(path)
+    con.execute(
+        f"comment on table raw.event_files is {literal(_COMPLETE_COMMENT + ','.join(wanted))}"
+    )
+    return rewritten

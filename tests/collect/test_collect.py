@@ -35,6 +35,7 @@ from tests.support.stacks import (
 )
 
 USD_2026_11_20 = Decimal("7.2250")
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "webhooks"
 VAPI = VapiOptions(source="vapi", tenant_id="nova-retail")
 RETELL = RetellOptions(source="retell", tenant_id="nova-retail")
 
@@ -63,6 +64,7 @@ class CollectRun:
     settings: Settings
     events: dict[str, list[dict]]  # per stack, as written to the landing folder
     results: list  # the ingest's FileResults
+    late_results: list  # a later ingest: Retell's call_analyzed of retell-call-2
 
 
 @pytest.fixture(scope="session")
@@ -89,6 +91,11 @@ def collect_run(tmp_path_factory: pytest.TempPathFactory) -> CollectRun:
         ("vapi", events_from_report(vapi_report("vapi-call-1", "acme-telecom"), VAPI)),
         ("retell", events_from_webhook(retell_webhook("retell-call-1", "bright-bank"), RETELL)),
         ("rules", cost_rule_events("rules-1", "acme-telecom")),
+        (
+            "documented",  # payloads written from the platforms' documented fields
+            events_from_report(_webhook("vapi_end_of_call_report"), VAPI)
+            + events_from_webhook(_webhook("retell_call_ended"), RETELL),
+        ),
     ):
         sink = FileSink(landing / stack, prefix=stack)
         for event in converted:
@@ -96,10 +103,20 @@ def collect_run(tmp_path_factory: pytest.TempPathFactory) -> CollectRun:
         sink.close()
         events[stack] = _read_events(landing / stack)
     results = ingest_paths(settings, [landing])
+    # Retell's call_analyzed comes later, with the call's final (higher) cost.
+    late = FileSink(root / "late", prefix="retell")
+    for event in events_from_webhook(_webhook("retell_call_analyzed"), RETELL):
+        late.emit(event)
+    late.close()
+    late_results = ingest_paths(settings, [root / "late"])
     with connect(settings.warehouse_path) as con:
         prepare_reference(settings, con)
     run_dbt(settings, ["run", "--select", "+fct_session_ledger"])
-    return CollectRun(settings, events, results)
+    return CollectRun(settings, events, results, late_results)
+
+
+def _webhook(name: str) -> dict:
+    return json.loads((FIXTURES / f"{name}.json").read_text())
 
 
 def _session(run: CollectRun, session_id: str) -> dict:
@@ -455,3 +472,128 @@ def test_timestamps_are_rfc3339_utc_with_milliseconds():
     from ledger.collect.event_builder import timestamp_text
 
     assert timestamp_text(datetime(2026, 11, 20, 2, 0, 0)) == "2026-11-20T02:00:00.000Z"
+
+
+def test_every_cost_line_of_a_documented_vapi_report_is_accounted_for():
+    report = _webhook("vapi_end_of_call_report")
+    events = events_from_report(report, VAPI)
+    reported = [e for e in events if e["event_type"] == "cost.reported"]
+    # One reported cost per line, summing to the call's cost.
+    assert len(reported) == len(report["message"]["costs"]) == 10
+    assert sum(Decimal(e["amount"]) for e in reported) == Decimal("0.130878")
+    assert [(e["component"], e["provider"], e.get("model"), e["item"]) for e in reported] == [
+        ("infra", "vonage", "transport", "transport"),
+        ("asr", "deepgram", "nova-3", "transcriber"),
+        ("llm", "openai", "gpt-4.1-mini", "model"),
+        ("tts", "11labs", "eleven_flash_v2_5", "voice"),
+        ("infra", "vapi", "normal", "vapi.normal"),
+        ("llm", "openai", "gpt-4.1-mini", "analysis.summary"),
+        ("llm", "openai", "gpt-4.1-mini", "analysis.structuredData"),
+        ("llm", "anthropic", "claude-3-5-haiku-20241022", "analysis.successEvaluation"),
+        ("llm", "google", "gemini-1.5-flash", "knowledge-base"),
+        ("realtime", "openai", "gpt-4o-audio-preview", "voicemail-detection"),
+    ]
+    # The analysis, knowledge-base and voicemail-detection lines carry their tokens as usage.
+    llm = [
+        (e["provider"], e["model"], e["input_tokens"], e["cached_input_tokens"], e["output_tokens"])
+        for e in events
+        if e["event_type"] == "llm.usage"
+    ]
+    assert llm == [
+        ("openai", "gpt-4.1-mini", 8000, 4000, 800),
+        ("openai", "gpt-4.1-mini", 1500, 0, 200),
+        ("openai", "gpt-4.1-mini", 1600, 0, 120),
+        ("anthropic", "claude-3-5-haiku-20241022", 1400, 0, 10),
+        ("google", "gemini-1.5-flash", 900, 0, 60),
+    ]
+    [realtime] = [_fields(e) for e in events if e["event_type"] == "realtime.usage"]
+    assert realtime == {
+        "event_type": "realtime.usage",
+        "provider": "openai",
+        "model": "gpt-4o-audio-preview",
+        "input_audio_tokens": 1200,
+        "cached_input_audio_tokens": 0,
+        "input_text_tokens": 300,
+        "cached_input_text_tokens": 0,
+        "output_audio_tokens": 0,
+        "output_text_tokens": 5,
+    }
+    for event in events:
+        EVENT_ADAPTER.validate_python(event)
+    # Voicemail detection by the carrier (no tokens) is a fee of infra, with no usage.
+    carrier = {"type": "voicemail-detection", "model": {}, "provider": "twilio", "cost": 0.0075}
+    for name in ("promptTextTokens", "promptAudioTokens", "completionTextTokens"):
+        carrier[name] = 0
+    carrier["completionAudioTokens"] = 0
+    report["message"]["costs"] = [carrier]
+    only_fee = events_from_report(report, VAPI)
+    assert [e["event_type"] for e in only_fee] == [
+        "session.started",
+        "session.ended",
+        "cost.reported",
+    ]
+    fee = only_fee[2]
+    assert (fee["event_type"], fee["component"], fee["provider"], fee["amount"]) == (
+        "cost.reported",
+        "infra",
+        "twilio",
+        "0.0075",
+    )
+
+
+def test_vapi_analysis_costs_count_in_the_ledger(collect_run):
+    row = _session(collect_run, "vapi-call-2")
+    fx = USD_2026_11_20
+    # openai gpt-4.1-mini: the call's model and two analyses, all priced at the rate card; the
+    # success evaluation (anthropic) and the knowledge base (google) are not: their reported
+    # amounts stand in for their groups (SPEC 9), so llm is "mixed".
+    priced = sum(
+        line(inputs, "0.40", 10**6, fx)
+        + line(cached, "0.10", 10**6, fx)
+        + line(out, "1.60", 10**6, fx)
+        for inputs, cached, out in ((8000, 4000, 800), (1500, 0, 200), (1600, 0, 120))
+    )
+    assert row["llm_cost"] == priced + (Decimal("0.00116") + Decimal("0.000086")) * fx
+    assert row["llm_cost_source"] == "mixed"
+    assert (row["realtime_cost"], row["realtime_cost_source"]) == (
+        Decimal("0.0048") * fx,
+        "reported",
+    )
+
+
+def test_retell_event_type_key_is_a_call_event():
+    analyzed = _webhook("retell_call_analyzed")
+    assert "event" not in analyzed and analyzed["event_type"] == "call_analyzed"
+    events = events_from_webhook(analyzed, RETELL)
+    assert [e["event_type"] for e in events] == ["session.started", "session.ended"] + [
+        "cost.reported"
+    ] * 3
+
+
+def test_retell_call_analyzed_supersedes_call_ended_as_a_later_revision():
+    ended = events_from_webhook(_webhook("retell_call_ended"), RETELL)
+    analyzed = events_from_webhook(_webhook("retell_call_analyzed"), RETELL)
+    assert ended[:2] == analyzed[:2]  # the session events deduplicate
+    assert [(e["item"], e["amount"], e.get("revision")) for e in ended[2:]] == [
+        ("elevenlabs_tts", "0.07", None),
+        ("gpt_4o_mini", "0.005", None),
+        ("retell_platform", "0.01", None),
+    ]
+    assert [(e["item"], e["amount"], e["revision"]) for e in analyzed[2:]] == [
+        ("elevenlabs_tts", "0.07", 1),
+        ("gpt_4o_mini", "0.0062", 1),
+        ("retell_platform", "0.01", 1),
+    ]
+    # Their own ids: a changed amount is a new revision, never an id_conflict.
+    assert not {e["event_id"] for e in ended[2:]} & {e["event_id"] for e in analyzed[2:]}
+
+
+def test_retell_final_cost_supersedes_the_first_report_in_the_ledger(collect_run):
+    [late] = collect_run.late_results
+    assert (late.accepted, late.duplicates, late.quarantined) == (3, 2, 0)
+    row = _session(collect_run, "retell-call-2")
+    fx = USD_2026_11_20
+    assert row["llm_cost"] == Decimal("0.0062") * fx  # not 0.005, nor both
+    assert row["tts_cost"] == Decimal("0.07") * fx
+    assert row["infra_cost"] == Decimal("0.01") * fx
+    assert row["total_cost"] == Decimal("0.0862") * fx

@@ -381,8 +381,11 @@ def test_http_sink_delivers_every_event_and_spills_what_is_refused(collector, tm
     for number in range(15):
         refused.emit(_event(number, session="sink-s2"))
     refused.close()
-    spilled = [e for p in (tmp_path / "spill").glob("*.jsonl") for e in _stored_lines(p)]
+    # Refused batches are kept apart from the spill (which is ingested): under its rejected/.
+    rejected = tmp_path / "spill" / "rejected"
+    spilled = [e for p in rejected.glob("*.jsonl") for e in _stored_lines(p)]
     assert (refused.delivered, len(spilled)) == (0, 15)
+    assert list((tmp_path / "spill").glob("*.jsonl")) == []
 
 
 def test_credentials_errors_name_the_file_and_entry_never_a_secret(tmp_path):
@@ -425,3 +428,61 @@ def test_http_sink_with_the_collector_down_spills_on_close_or_says_what_was_not_
     unguarded.emit(_event(0, session="down-s2"))
     with pytest.raises(DeliveryError, match="1 events were not accepted"):
         unguarded.close(timeout=0.3)
+
+
+def test_the_readme_pipecat_example_lands_under_the_tokens_source(collector, tmp_path):
+    """README: `PipecatCollector(HttpSink(url, token=...))` with the collector config's token, the
+    collector's `source` left at its default: every event is delivered under the token's source."""
+    from collect_stacks import run_pipecat_pipeline
+
+    sink = HttpSink(f"http://127.0.0.1:{collector.port}", token=TOKENS["gw-a"], flush_seconds=0.05)
+    run_pipecat_pipeline(sink, "readme-pipecat-1", "acme-telecom")
+    sink.close()  # raised DeliveryError: every batch was refused as source_mismatch
+    stored = [
+        e
+        for path in (collector.landing / "collector" / "gw-a").rglob("*.jsonl")
+        for e in _stored_lines(path)
+        if e["session_id"] == "readme-pipecat-1"
+    ]
+    assert (sink.delivered, sink.refusals, sink.source) == (len(stored), {}, "gw-a")
+    assert {e["source"] for e in stored} == {"gw-a"}
+    assert {e["event_type"] for e in stored} >= {"session.started", "llm.usage", "session.ended"}
+
+
+def test_a_refused_batch_is_kept_apart_and_said_once_per_reason(
+    collector, tmp_path, monkeypatch, caplog
+):
+    home = tmp_path / "home"
+    monkeypatch.setenv("LEDGER_HOME", str(home))
+    url = f"http://127.0.0.1:{collector.port}"
+    sink = HttpSink(url, "not-a-token", batch_size=5, flush_seconds=0.05)
+    with caplog.at_level("ERROR", logger="ledger.collect.sink"):
+        for number in range(12):
+            sink.emit(_event(number, session="refused-s1", source="gw-a"))
+        sink.close()
+    # Without a fallback the refused events are under $LEDGER_HOME/landing/rejected/, all of them.
+    rejected = home / "landing" / "rejected"
+    kept = [e for p in sorted(rejected.glob("*.jsonl")) for e in _stored_lines(p)]
+    assert sorted(e["event_id"] for e in kept) == sorted(f"refused-s1-e{n}" for n in range(12))
+    assert sink.refusals == {"401 unauthorized": 12}
+    [record] = caplog.records  # three batches, one reason: said once
+    assert "401 unauthorized: a valid bearer token is required" in record.getMessage()
+    assert str(rejected) in record.getMessage()
+    # A folder ingest of the landing folder never reads them; named, they ingest.
+    results, _ = _ingest(home / "landing", tmp_path / "warehouse")
+    assert results == []
+    results, (rows, _) = _ingest(rejected, tmp_path / "warehouse")
+    assert (sum(r.accepted for r in results), rows) == (12, 12)
+
+
+def test_the_collector_removes_the_temporary_files_a_killed_one_left(tmp_path):
+    collector = _collector(tmp_path / "leftovers")
+    folder = collector.landing / "collector" / "gw-a" / "2026-11-20"
+    folder.mkdir(parents=True)
+    leftover = folder / ".20261120T020000000000Z-0123456789ab.jsonl.tmp"
+    leftover.write_text(json.dumps(_event(0)) + "\n")
+    stored = folder / "20261120T020000000000Z-ba9876543210.jsonl"
+    stored.write_text(json.dumps(_event(1)) + "\n")
+    collector.start()
+    collector.stop()
+    assert sorted(p.name for p in folder.iterdir()) == [stored.name]

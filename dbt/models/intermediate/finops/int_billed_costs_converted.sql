@@ -16,6 +16,18 @@ events as (
     select * from {{ ref('stg_metering__events') }}
 ),
 
+-- Only the latest revision of a reported cost line counts (SPEC 9), as in
+-- stg_metering__reported_costs.
+reported_lines as (
+    select
+        *,
+        max(coalesce(revision, 0)) over (
+            partition by session_id, component, provider, item
+        ) as latest_revision,
+    from events
+    where event_type = 'cost.reported'
+),
+
 imported as (
     {{ imported_provider_costs() }}
 ),
@@ -39,8 +51,8 @@ reported_events as (
         item,
         {{ money('amount') }} as reported_amount,
         currency as reported_currency,
-    from events
-    where event_type = 'cost.reported'
+    from reported_lines
+    where coalesce(revision, 0) = latest_revision
 ),
 
 reported_imports as (
