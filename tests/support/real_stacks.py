@@ -64,7 +64,7 @@ CUT_SHORT = "Our opening hours are nine to five on weekdays."  # the interrupted
 STT_FRAMES, FRAME_SAMPLES, STT_RATE = 30, 1600, 16_000  # 3.0 s
 INFERENCE_STT_FRAMES = 20  # 2.0 s
 # LiveKit Inference wants a key and a secret to sign its token; the stub never checks them.
-INFERENCE_CREDENTIALS = {"api_key": "lk-stub-key", "api_secret": "lk-stub-secret-0123456789abcdef"}
+INFERENCE_CREDENTIALS = {"api_key": "lk-stub-key", "api_secret": "lk-stub-secret-0123456789abcdef0123"}
 
 
 @dataclass
