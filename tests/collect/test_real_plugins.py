@@ -122,8 +122,10 @@ def test_the_real_plugins_spoke_each_providers_wire_format_to_the_stubs(livekit_
         "inference_stt",
         "openai_speech",
     ]
-    audio_bytes = 2 * FRAME_SAMPLES * (STT_FRAMES + INFERENCE_STT_FRAMES)
-    assert livekit_stub.audio_bytes_received == audio_bytes
+    # the streams the test drove (a session's own listening connections hear nothing, or the
+    # silent microphone for as long as it ran)
+    assert ("deepgram", 2 * FRAME_SAMPLES * STT_FRAMES) in livekit_stub.audio_heard
+    assert ("inference", 2 * FRAME_SAMPLES * INFERENCE_STT_FRAMES) in livekit_stub.audio_heard
     _, pipecat_stub = pipecat_run
     assert [kind for kind, _ in pipecat_stub.requests] == [
         "deepgram_listen",
@@ -132,7 +134,7 @@ def test_the_real_plugins_spoke_each_providers_wire_format_to_the_stubs(livekit_
         "cartesia_bytes",
         "elevenlabs_timestamps",
     ]
-    assert pipecat_stub.audio_bytes_received == 2 * FRAME_SAMPLES * STT_FRAMES
+    assert pipecat_stub.audio_heard == [("deepgram", 2 * FRAME_SAMPLES * STT_FRAMES)]
 
 
 def test_livekit_usage_names_the_provider_and_equals_what_the_stubs_served(livekit_run):
@@ -162,13 +164,25 @@ def test_livekit_usage_names_the_provider_and_equals_what_the_stubs_served(livek
             {"characters": len(CUT_SHORT), "audio_seconds": "1"},
         ),
     ]
+    false_interruption = usage["RM_false_interruption"]
+    assert false_interruption[0] == (
+        "tts.usage",
+        "openai",
+        "tts-1",
+        {"characters": len(CUT_SHORT), "audio_seconds": "1.01"},
+    )
+    # what the silent microphone streamed is wall-clock: only its naming is checked
+    assert {line[:3] for line in false_interruption[1:]} <= {("asr.usage", "deepgram", "nova-3")}
 
 
 def test_livekit_interrupted_turn_and_false_interruption(livekit_run):
     events, _ = livekit_run
-    # the reply cut short by session.interrupt() while playing, then LiveKit's false
-    # interruption event: both on turn 0, the only turn of that session
-    assert _interruptions(events) == {"RM_interruptions": [(0, False), (0, True)]}
+    # a reply cut short by session.interrupt() while it played; a reply LiveKit paused for the
+    # caller's "uh" and resumed when no words followed: each on turn 0, its session's only turn
+    assert _interruptions(events) == {
+        "RM_interruptions": [(0, False)],
+        "RM_false_interruption": [(0, True)],
+    }
 
 
 def test_pipecat_usage_names_the_provider_and_equals_what_the_stubs_served(pipecat_run):

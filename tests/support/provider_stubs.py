@@ -18,6 +18,7 @@ Every request is recorded (`requests`) so a test can check what the plugin asked
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 from dataclasses import dataclass, field
@@ -40,8 +41,11 @@ class ChatReply:
 class ProviderStub:
     reply: ChatReply = field(default_factory=ChatReply)
     requests: list[tuple[str, dict]] = field(default_factory=list)
-    audio_bytes_received: int = 0
+    # audio bytes each STT connection received before its transcript (Deepgram's and LiveKit
+    # Inference's), in the order the transcripts were sent
+    audio_heard: list[tuple[str, int]] = field(default_factory=list)
     _runner: web.AppRunner | None = None
+    _deepgram_sockets: list[web.WebSocketResponse] = field(default_factory=list)
     port: int = 0
 
     @property
@@ -128,20 +132,42 @@ class ProviderStub:
         self.requests.append(("deepgram_listen", dict(request.query)))
         ws = web.WebSocketResponse()
         await ws.prepare(request)
+        self._deepgram_sockets.append(ws)
         received = 0
         async for message in ws:
             if message.type == WSMsgType.BINARY:
                 received += len(message.data)
-                self.audio_bytes_received += len(message.data)
             elif message.type == WSMsgType.TEXT:
                 kind = json.loads(message.data).get("type")
                 if kind in ("Finalize", "CloseStream") and received:
                     rate = int(request.query.get("sample_rate", "16000"))
                     await ws.send_str(json.dumps(_deepgram_results(received / 2 / rate)))
+                    self.audio_heard.append(("deepgram", received))
                     received = 0
                 if kind == "CloseStream":
                     await ws.close()
         return ws
+
+    async def deepgram_hears(self, transcript: str, *, is_final: bool, speech_final: bool) -> None:
+        """Send a `Results` message to every open Deepgram connection, as Deepgram does when it
+        hears something (a test decides what the caller "says" and when)."""
+        message = _deepgram_results(0.5)
+        message.update(is_final=is_final, speech_final=speech_final, from_finalize=False)
+        alternative = message["channel"]["alternatives"][0]
+        alternative["transcript"] = transcript
+        alternative["words"] = [w for w in alternative["words"] if transcript] and [
+            {"word": word, "start": 0.0, "end": 0.2, "confidence": 0.9}
+            for word in transcript.split()
+        ]
+        for _ in range(6000):  # the plugin may still be connecting: wait up to a minute
+            listening = [ws for ws in self._deepgram_sockets if not ws.closed]
+            if listening:
+                break
+            await asyncio.sleep(0.01)
+        else:
+            raise RuntimeError("no Deepgram connection is open to hear anything")
+        for ws in listening:
+            await ws.send_str(json.dumps(message))
 
     # -- LiveKit Inference ------------------------------------------------------------------------
 
@@ -159,8 +185,8 @@ class ProviderStub:
                 await ws.send_str(json.dumps({"type": "session.created"}))
             elif data["type"] == "input_audio":
                 received += len(base64.b64decode(data["audio"]))
-                self.audio_bytes_received += len(base64.b64decode(data["audio"]))
             elif data["type"] == "session.finalize":
+                self.audio_heard.append(("inference", received))
                 final = {
                     "type": "final_transcript",
                     "transcript": TRANSCRIPT,

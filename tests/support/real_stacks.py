@@ -6,13 +6,15 @@ pointed at the local provider stubs (tests/support/provider_stubs.py) through th
 What is real and what is driven by hand (so a reader knows what a passing test proves):
 - LiveKit: each `AgentSession` is started for real; a user turn is `session.run(user_input=...)`
   (the real LLM plugin streams the stub's chat completion); TTS and STT are the session's own
-  plugin objects driven directly (`session.tts.synthesize`, `session.stt.stream()`) because a
-  text-mode session has no room to hear or speak in; their metrics reach the collector through
+  plugin objects driven directly (`session.tts.synthesize`, `session.stt.stream()`) because these
+  sessions run in text mode (no room, no audio in or out); their metrics reach the collector through
   the session's own `metrics_collected` / `session_usage_updated` events. The interrupted turn
   is real: `session.say` plays into a speaker that holds playback, `session.interrupt()` cuts it,
-  and LiveKit adds the interrupted assistant message. The false interruption is LiveKit's own
-  `AgentFalseInterruptionEvent` emitted on the session (LiveKit raises it only from VAD on live
-  audio, which a loopback test has not got).
+  and LiveKit adds the interrupted assistant message. The false interruption is real too: a
+  session hears a silent microphone through the Deepgram plugin while it speaks into a pausable
+  speaker; the Deepgram stub reports an interim "uh" (LiveKit pauses the reply), then an endpoint
+  with no words (LiveKit's false-interruption timer resumes the reply and emits
+  `agent_false_interruption`).
 - Pipecat: real pipelines run by `pipecat.tests.utils.run_test`; audio frames go into the real
   Deepgram service (WebSocket to the stub), an `LLMContextFrame` into the real OpenAI LLM service,
   `TTSSpeakFrame`s into the real TTS services. Bot speaking frames, which an output transport
@@ -23,13 +25,13 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import defaultdict
 from dataclasses import dataclass, field
 
 import aiohttp
 from livekit import rtc
 from livekit.agents import Agent, AgentSession, inference, utils
-from livekit.agents.voice.events import AgentFalseInterruptionEvent
-from livekit.agents.voice.io import AudioOutput, AudioOutputCapabilities
+from livekit.agents.voice.io import AudioInput, AudioOutput, AudioOutputCapabilities
 from livekit.plugins import cartesia, deepgram, elevenlabs, openai
 from pipecat.frames.frames import (
     BotStartedSpeakingFrame,
@@ -64,7 +66,10 @@ CUT_SHORT = "Our opening hours are nine to five on weekdays."  # the interrupted
 STT_FRAMES, FRAME_SAMPLES, STT_RATE = 30, 1600, 16_000  # 3.0 s
 INFERENCE_STT_FRAMES = 20  # 2.0 s
 # LiveKit Inference wants a key and a secret to sign its token; the stub never checks them.
-INFERENCE_CREDENTIALS = {"api_key": "lk-stub-key", "api_secret": "lk-stub-secret-0123456789abcdef0123"}
+INFERENCE_CREDENTIALS = {
+    "api_key": "lk-stub-key",
+    "api_secret": "lk-stub-secret-0123456789abcdef0123",
+}
 
 
 @dataclass
@@ -156,7 +161,7 @@ async def _livekit_inference(stub: ProviderStub, sink: ListSink) -> None:
 
 
 async def _livekit_interruptions(stub: ProviderStub, sink: ListSink) -> None:
-    """ElevenLabs TTS: a reply cut short by the caller, then a false interruption."""
+    """ElevenLabs TTS (streamed over its WebSocket): a reply cut short by the caller."""
     session = AgentSession(
         tts=elevenlabs.TTS(
             model="eleven_flash_v2_5",
@@ -174,12 +179,77 @@ async def _livekit_interruptions(stub: ProviderStub, sink: ListSink) -> None:
     await speaker.playing.wait()
     session.interrupt()
     await handle
-    session.emit("agent_false_interruption", AgentFalseInterruptionEvent(resumed=True))
+    await session.aclose()
+
+
+class SilentMicrophone(AudioInput):
+    """A caller who says nothing: 10 ms of silence every 10 ms."""
+
+    def __init__(self) -> None:
+        super().__init__(label="silent-microphone")
+
+    async def __anext__(self) -> rtc.AudioFrame:
+        await asyncio.sleep(0.01)
+        return rtc.AudioFrame(b"\x00\x00" * 160, STT_RATE, 1, 160)
+
+
+class PausableSpeaker(HeldSpeaker):
+    """A held speaker that LiveKit may pause and resume (needed to resume a reply after a false
+    interruption)."""
+
+    def __init__(self) -> None:
+        AudioOutput.__init__(
+            self, label="pausable", capabilities=AudioOutputCapabilities(pause=True)
+        )
+        self.playing = asyncio.Event()
+        self.paused = asyncio.Event()
+        self._cleared = False
+
+    def pause(self) -> None:
+        self.paused.set()  # nothing is really playing: holding it is pausing it
+
+    def resume(self) -> None:
+        pass
+
+
+async def _livekit_false_interruption(stub: ProviderStub, sink: ListSink) -> None:
+    """OpenAI TTS and Deepgram STT with LiveKit's own turn handling: the caller's "uh" while the
+    agent speaks, then silence: a false interruption, the reply resumed."""
+    session = AgentSession(
+        stt=deepgram.STT(model="nova-3", base_url=f"{stub.http}/v1/listen", api_key="dg-stub"),
+        tts=openai.TTS(
+            model="tts-1", base_url=f"{stub.http}/v1", api_key="sk-stub", response_format="pcm"
+        ),
+        aec_warmup_duration=None,  # no echo-cancellation grace period: the "uh" counts at once
+        turn_handling={
+            "turn_detection": "stt",
+            "interruption": {
+                "resume_false_interruption": True,
+                "false_interruption_timeout": 0.3,
+                "min_duration": 0.0,
+            },
+        },
+    )
+    speaker = PausableSpeaker()
+    session.input.audio = SilentMicrophone()
+    session.output.audio = speaker
+    states: dict[str, asyncio.Event] = defaultdict(asyncio.Event)
+    session.on("agent_state_changed", lambda ev: states[f"agent_{ev.new_state}"].set())
+    session.on("user_state_changed", lambda ev: states[f"user_{ev.new_state}"].set())
+    session.on("agent_false_interruption", lambda ev: states["false_interruption"].set())
+    LiveKitCollector(sink, tenant_id=TENANT, session_id="RM_false_interruption").attach(session)
+    await session.start(Agent(instructions="Answer briefly."))
+    session.say(CUT_SHORT)
+    await asyncio.wait_for(states["agent_speaking"].wait(), 60)
+    await stub.deepgram_hears("uh", is_final=False, speech_final=False)
+    await asyncio.wait_for(speaker.paused.wait(), 60)  # LiveKit paused the reply for the "uh"
+    await stub.deepgram_hears("", is_final=True, speech_final=True)
+    await asyncio.wait_for(states["false_interruption"].wait(), 60)
     await session.aclose()
 
 
 def run_livekit_stacks() -> tuple[list[dict], ProviderStub]:
-    """The three LiveKit sessions in turn, against one stub; their events in emitted order."""
+    """The four LiveKit sessions in turn, against one stub; their events in emitted order."""
     sink = ListSink()
 
     async def main() -> ProviderStub:
@@ -189,6 +259,7 @@ def run_livekit_stacks() -> tuple[list[dict], ProviderStub]:
                 await _livekit_plugins(stub, sink)
                 await _livekit_inference(stub, sink)
                 await _livekit_interruptions(stub, sink)
+                await _livekit_false_interruption(stub, sink)
         finally:
             await stub.stop()
         return stub
