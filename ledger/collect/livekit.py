@@ -1,7 +1,11 @@
 """LiveKit Agents (1.x) -> contract events: attach to an `AgentSession` in two lines.
 
-    collector = LiveKitCollector(FileSink(landing), tenant_id="acme", session_id=ctx.room.name)
+    collector = LiveKitCollector(FileSink(landing), tenant_id="acme", session_id=ctx.job.room.sid)
     collector.attach(session)            # before `await session.start(...)`
+
+The session id is the room's SID (opaque, one per room session), never the room's name: a SIP
+room's name carries the caller's phone number. Left out, it is taken from the job the session
+runs in (`get_job_context().job.room.sid`) when attaching.
 
 What the session already emits becomes contract events:
 - `session_usage_updated` (cumulative usage per provider and model) -> per-call deltas as
@@ -15,6 +19,8 @@ What the session already emits becomes contract events:
 - `agent_false_interruption` and an interrupted assistant message -> `turn.interrupted`.
 - attaching -> `session.started`; `close` -> `session.ended` (and the sink is flushed).
 Turns are numbered in the order their `speech_id`s first appear.
+Providers are named by `ledger.collect.naming` from the plugin objects the session holds (their
+endpoint host, else their package); `services` overrides a kind's provider and model.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from ledger.collect.event_builder import (
     non_negative_int,
     timestamp_text,
 )
+from ledger.collect.naming import Service, endpoint_of, name_service
 from ledger.collect.sink import Sink
 
 # LiveKit's CloseReason values -> the contract's end reasons.
@@ -63,14 +70,14 @@ _USAGE_FIELDS = (
 class LiveKitCollector:
     sink: Sink
     tenant_id: str
-    session_id: str
+    session_id: str | None = None  # None: the SID of the room of the job running the session
     source: str = "livekit"
     scenario: str = "other"
     channel: str = "webrtc"
     pipeline: str = "cascade"
     agent_id: str | None = None
-    # (provider, model) per kind ("llm", "stt", "tts", "realtime") for services that do not name
-    # themselves (LiveKit then says "unknown" or nothing).
+    # (provider, model) per kind ("llm", "stt", "tts", "realtime"): always wins over what the
+    # session reports (a model of "" or None keeps the reported one).
     services: dict[str, tuple[str, str]] = field(default_factory=dict)
     clock: Callable[[], float] = time.time
     _turns: dict[str, int] = field(default_factory=dict, init=False)
@@ -80,12 +87,19 @@ class LiveKitCollector:
     _seen_keys: Counter = field(default_factory=Counter, init=False)
     _last: Any = field(default=None, init=False)  # the metrics behind the next usage update
     _ended: bool = field(default=False, init=False)
+    _session: Any = field(default=None, init=False)
+    _events: Any = field(default=None, init=False)
 
     def __post_init__(self) -> None:
-        self._events = SessionEvents(self.source, self.tenant_id, self.session_id)
+        if self.session_id is not None:
+            self._events = SessionEvents(self.source, self.tenant_id, self.session_id)
 
     def attach(self, session: Any) -> LiveKitCollector:
         """Listen to `session` (a livekit.agents AgentSession) and record its start now."""
+        if self._events is None:
+            self.session_id = _job_room_sid()
+            self._events = SessionEvents(self.source, self.tenant_id, self.session_id)
+        self._session = session
         session.on("metrics_collected", lambda ev: self.on_metrics(ev.metrics))
         session.on("session_usage_updated", lambda ev: self.on_usage(ev.usage.model_usage))
         session.on("agent_false_interruption", self.on_false_interruption)
@@ -113,10 +127,32 @@ class LiveKitCollector:
         self.sink.emit(self._events.event(event_type, from_unix(at), key, **fields))
 
     def _service(self, kind: str, provider: str | None, model: str | None) -> tuple[str, str]:
-        fallback = self.services.get(kind, ("unknown", "unknown"))
-        provider = provider if provider and provider != "unknown" else fallback[0]
-        model = model if model and model != "unknown" else fallback[1]
-        return identifier(provider, fallback[0]), identifier(model, fallback[1])
+        plugin = self._plugin(kind, provider, model)
+        seen = Service(
+            reported_provider=provider,
+            reported_model=model,
+            package=type(plugin).__module__ if plugin is not None else None,
+            endpoint=endpoint_of(plugin) if plugin is not None else None,
+        )
+        named_provider, named_model = name_service(seen, self.services.get(kind))
+        return identifier(named_provider, "unknown"), identifier(named_model, "unknown")
+
+    def _plugin(self, kind: str, provider: str | None, model: str | None) -> Any:
+        """The session's (or its current agent's) plugin object that reported as `provider` and
+        `model`, looked for through LiveKit's stream and fallback adapters; None if none did."""
+        attribute = {"realtime": "llm", "stt": "stt", "tts": "tts"}.get(kind, "llm")
+        roots = [getattr(self._session, attribute, None)]
+        try:
+            roots.append(getattr(self._session.current_agent, attribute, None))
+        except (AttributeError, RuntimeError):  # no agent yet, or no session attached
+            pass
+        for plugin in _plugins(roots):
+            try:
+                if (plugin.provider, plugin.model) == (provider, model):
+                    return plugin
+            except (AttributeError, NotImplementedError):
+                continue
+        return None
 
     # -- metrics: latency, and which request the next usage delta belongs to ----------------
 
@@ -287,3 +323,36 @@ class LiveKitCollector:
         flush = getattr(self.sink, "flush", None)
         if flush is not None:
             flush()
+
+
+# Where LiveKit's adapters keep the plugins they wrap (stream adapters, fallback adapters).
+_WRAPPED = ("_stt", "_tts", "_llm", "_wrapped_stt", "_wrapped_tts")
+_WRAPPED_LISTS = ("_stt_instances", "_tts_instances", "_llm_instances")
+
+
+def _plugins(roots: list[Any]) -> list[Any]:
+    found: list[Any] = []
+    todo = [root for root in roots if root is not None]
+    while todo and len(found) < 32:
+        plugin = todo.pop(0)
+        if any(plugin is seen for seen in found) or not hasattr(plugin, "provider"):
+            continue
+        found.append(plugin)
+        todo.extend(getattr(plugin, name, None) for name in _WRAPPED)
+        for name in _WRAPPED_LISTS:
+            todo.extend(getattr(plugin, name, None) or ())
+        todo = [item for item in todo if item is not None]
+    return found
+
+
+def _job_room_sid() -> str:
+    """The SID of the room of the LiveKit job running now (set when the job is dispatched)."""
+    from livekit.agents import get_job_context
+
+    context = get_job_context(required=False)
+    sid = context.job.room.sid if context is not None else ""
+    if not sid:
+        raise ValueError(
+            "LiveKitCollector needs session_id outside a LiveKit job (e.g. ctx.job.room.sid)"
+        )
+    return sid

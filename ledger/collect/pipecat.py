@@ -15,9 +15,11 @@ Pipecat services push `MetricsFrame`s; this observer turns them into contract ev
   `endpointing`. Pipecat measures no network playback, so that segment is absent.
 - An `InterruptionFrame` while the bot speaks -> `turn.interrupted`.
 - `StartFrame` -> `session.started`; `EndFrame` / `CancelFrame` -> `session.ended` (sink flushed).
-Pipecat names processors, not providers: the provider is the service's package
-(`pipecat.services.openai...` -> `openai`) and the model the one its metrics name; `services`
-(per kind "llm", "stt", "tts", or per processor name) says it where the service does not.
+Pipecat names processors, not providers: the provider is the host of the service's endpoint
+where it is a known provider's (an OpenAI service pointed at Groq is `groq`), else the service's
+package (`pipecat.services.openai...` -> `openai`), and the model the one its metrics name
+(`ledger.collect.naming`). `services` (per processor name, else per kind "llm", "stt", "tts",
+"realtime") always wins; a model of "" or None there keeps the reported one.
 A new turn starts when the user starts speaking after the previous turn recorded anything.
 """
 
@@ -58,6 +60,7 @@ from ledger.collect.event_builder import (
     non_negative_int,
     timestamp_text,
 )
+from ledger.collect.naming import Service, endpoint_of, name_service
 from ledger.collect.sink import Sink
 
 TTFB_SEGMENTS = {"stt": "stt_final", "llm": "llm_ttft", "tts": "tts_first_frame"}
@@ -71,14 +74,6 @@ def _kind(service: Any) -> str:
     if isinstance(service, STTService):
         return "stt"
     return "other"
-
-
-def _package_provider(service: Any) -> str | None:
-    """`pipecat.services.<provider>.<module>` -> provider; None for services defined elsewhere."""
-    parts = type(service).__module__.split(".")
-    if parts[:2] == ["pipecat", "services"] and len(parts) > 3:
-        return parts[2]
-    return None
 
 
 class PipecatCollector(BaseObserver):
@@ -120,10 +115,12 @@ class PipecatCollector(BaseObserver):
     def _service(self, service: Any, kind: str, data: Any) -> tuple[str, str]:
         name = getattr(data, "processor", None) or getattr(service, "name", "")
         configured = self.services.get(name) or self.services.get(kind)
-        provider = _package_provider(service) or (configured[0] if configured else None)
-        model = getattr(data, "model", None) or (configured[1] if configured else None)
-        if configured and name in self.services:
-            provider, model = configured
+        seen = Service(
+            reported_model=getattr(data, "model", None),
+            package=type(service).__module__,
+            endpoint=endpoint_of(service),
+        )
+        provider, model = name_service(seen, configured)
         return identifier(provider, "unknown"), identifier(model, "unknown")
 
     async def on_push_frame(self, data: FramePushed) -> None:
