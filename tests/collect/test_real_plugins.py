@@ -8,13 +8,17 @@ completion, 1 s of PCM per TTS request, 3 s (2 s through LiveKit Inference) of a
 
 from __future__ import annotations
 
-import csv
+import json
 from collections import defaultdict
+from decimal import Decimal
 
 import pytest
 
+from ledger.commands.build import run_build
 from ledger.contract.events import EVENT_ADAPTER
-from ledger.core.settings import REPO_ROOT
+from ledger.core.settings import REPO_ROOT, Settings
+from ledger.reference import load_reference
+from ledger.warehouse import connect
 from tests.support.provider_stubs import ChatReply
 from tests.support.real_stacks import (
     CUT_SHORT,
@@ -32,15 +36,6 @@ LLM_FIGURES = {
     "input_tokens": REPLY.prompt_tokens - REPLY.cached_tokens,  # 200
     "cached_input_tokens": REPLY.cached_tokens,  # 1,000
     "output_tokens": REPLY.completion_tokens,  # 50
-}
-# Default models of the plugins that the shipped rate card (data/reference/rate_card.csv) does
-# not price yet: reference data for them (and the alias nova-3-general -> nova-3) comes with the
-# rate-names work of issue 25. When it lands this set shrinks to what is still missing.
-NOT_ON_THE_SHIPPED_RATE_CARD = {
-    ("tts", "openai", "tts-1"),
-    ("tts", "cartesia", "sonic-2"),
-    ("tts", "elevenlabs", "eleven_flash_v2_5"),
-    ("asr", "deepgram", "nova-3-general"),
 }
 
 
@@ -79,23 +74,24 @@ def _interruptions(events: list[dict]) -> dict[str, list[tuple]]:
     return dict(found)
 
 
-def _rate_card_prices() -> set[tuple[str, str, str]]:
-    """(component, provider, model) the shipped rate card has a price for."""
-    with (REPO_ROOT / "data" / "reference" / "rate_card.csv").open() as handle:
-        return {
-            (row["meter"].split(".")[0], row["provider"], row["model"])
-            for row in csv.DictReader(handle)
-        }
+SHIPPED_REFERENCE = REPO_ROOT / "data" / "reference"
 
 
 def _unpriced(events: list[dict]) -> set[tuple[str, str, str]]:
-    prices = _rate_card_prices()
+    """(component, provider, model) of the usage lines the shipped reference data cannot price:
+    names resolved through its aliases as pricing resolves them (`ReferenceData.resolve_name`)."""
+    reference = load_reference(SHIPPED_REFERENCE)
+    priced = {(row.meter.split(".")[0], row.provider, row.model) for row in reference.rate_card}
     named = {
         (e["event_type"].split(".")[0], e["provider"], e["model"])
         for e in events
         if e["event_type"].endswith(".usage")
     }
-    return named - prices
+    return {
+        (component, provider, model)
+        for component, provider, model in named
+        if (component, *reference.resolve_name(provider, model)) not in priced
+    }
 
 
 def test_every_event_of_the_real_stacks_passes_the_contract(livekit_run, pipecat_run):
@@ -210,11 +206,46 @@ def test_pipecat_usage_names_the_provider_and_equals_what_the_stubs_served(pipec
     assert _interruptions(events) == {"pipecat-openai": [(0, False)]}
 
 
-def test_every_usage_line_names_what_the_rate_card_prices_but_the_missing_defaults(
-    livekit_run, pipecat_run
-):
+def test_every_usage_line_names_what_the_shipped_reference_data_prices(livekit_run, pipecat_run):
     unpriced = _unpriced(livekit_run[0]) | _unpriced(pipecat_run[0])
-    # Before issue 25's naming every LiveKit line was unpriced (provider "127.0.0.1:<port>",
-    # "Deepgram", "livekit" with "deepgram/nova-3:en"); now only models missing from the
-    # shipped rate card remain.
-    assert unpriced == NOT_ON_THE_SHIPPED_RATE_CARD
+    # Before issue 25 every LiveKit line was unpriced (provider "127.0.0.1:<port>", "Deepgram",
+    # "livekit" with "deepgram/nova-3:en"), and the plugins' default models had no price.
+    assert unpriced == set()
+
+
+@pytest.mark.integration
+def test_the_real_sessions_build_into_a_ledger_without_an_unpriced_line(
+    livekit_run, pipecat_run, tmp_path
+):
+    """The real sessions' events, through ingest and a real build on the shipped reference data:
+    every usage line priced, at the rate card's unit price."""
+    settings = Settings.from_env(
+        {"LEDGER_HOME": str(tmp_path / "home"), "LEDGER_REFERENCE_DIR": str(SHIPPED_REFERENCE)}
+    )
+    settings.ensure_dirs()
+    events = [*livekit_run[0], *pipecat_run[0]]
+    (settings.landing_dir / "real-stacks.jsonl").write_text(
+        "".join(json.dumps(event) + "\n" for event in events)
+    )
+
+    assert run_build(settings).success
+    with connect(settings.warehouse_path, read_only=True) as con:
+        lines = con.execute(
+            "select seen_provider, seen_model, provider, model, meter, is_priced, unit_price, "
+            "amount is not null and unpriced_reason is null "
+            "from marts.fct_usage_lines order by all"
+        ).fetchall()
+    usage_events = sum(1 for e in events if e["event_type"].endswith(".usage"))
+    assert len({(p, m) for p, m, *_ in lines}) >= 5 and len(lines) >= usage_events
+    assert [line for line in lines if not line[5] or not line[7]] == []
+    # The rate card's unit prices (price / per), exact: gpt-4.1-mini's three token meters.
+    gpt = {line[4]: line[6] for line in lines if line[3] == "gpt-4.1-mini"}
+    assert gpt == {
+        "llm.input_tokens": Decimal("0.40") / 1_000_000,
+        "llm.cached_input_tokens": Decimal("0.10") / 1_000_000,
+        "llm.output_tokens": Decimal("1.60") / 1_000_000,
+    }
+    # Names as the plugins reported them, priced under the rate card's names.
+    resolved = {(p, m): (rp, rm) for p, m, rp, rm, *_ in lines}
+    assert resolved[("deepgram", "nova-3-general")] == ("deepgram", "nova-3")
+    assert resolved[("elevenlabs", "eleven_flash_v2_5")] == ("elevenlabs", "flash-v2.5")
