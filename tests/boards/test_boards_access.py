@@ -10,6 +10,11 @@ default period (revenue 0.60 + 1.80 = 2.40, cost 0.0144 + 0.6838 = 0.6982) and k
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,7 +26,14 @@ from streamlit.testing.v1 import AppTest
 from ledger.commands.serve import check_access, streamlit_command
 from ledger.core.settings import REPO_ROOT, Settings
 from ledger.serving.access_file import AccessError, load_access
-from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, TIMEOUT_MS, page_metrics, serving
+from tests.support.browser import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    TIMEOUT_MS,
+    free_port,
+    page_metrics,
+    serving,
+)
 
 HEADER = "X-Auth-Request-Email"
 ACCESS = f"""\
@@ -608,3 +620,113 @@ def test_the_identity_header_lets_in_only_requests_through_the_proxy(
         _denied(chromium, url, {**cfo, SECRET_HEADER: SECRET[:-1] + "X"}, untrusted)
         _denied(chromium, url, cfo, untrusted)
     assert SECRET not in (tmp_path / "streamlit.log").read_text()
+
+
+# ---- Streamlit's own sign-in against a real OpenID Connect provider (issue 26) ------------------
+
+
+@pytest.fixture
+def oidc_provider(tmp_path: Path) -> Iterator[str]:
+    """oidc-provider-mock, a real OpenID Connect provider (discovery, authorization with its own
+    sign-in form, tokens, userinfo, end of session) on a free loopback port: whoever types an
+    e-mail address as subject on its form is signed in with that address as `email` claim."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    log = (tmp_path / "provider.log").open("w")
+    provider = subprocess.Popen(
+        [sys.executable, "-m", "oidc_provider_mock", "--host", "127.0.0.1", "--port", str(port)],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/.well-known/openid-configuration") as answer:
+                    assert json.load(answer)["issuer"] == url
+                    break
+            except OSError:
+                pass
+            if provider.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the provider did not come up:\n{log.name}")
+            time.sleep(0.2)
+        yield url
+    finally:
+        provider.terminate()
+        provider.wait(timeout=10)
+        log.close()
+
+
+def _sign_in(page, boards: str, provider: str, email: str) -> None:
+    """The boards' Sign in button, the provider's form, and back to the boards."""
+    page.goto(boards, wait_until="domcontentloaded")
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(f"{provider}/oauth2/authorize?*")
+    page.get_by_placeholder("sub").fill(email)
+    page.get_by_role("button", name="Authorize", exact=True).click()
+    page.wait_for_url(f"{boards}/**")
+
+
+@pytest.mark.browser
+@pytest.mark.usefixtures("boards_chromium")
+def test_oidc_readers_sign_in_at_a_real_provider_and_see_only_their_tenants(
+    boards_home: Settings,
+    tmp_path: Path,
+    chromium,
+    oidc_provider: str,
+    monkeypatch: pytest.MonkeyPatch,
+):
+    access = tmp_path / "access.yaml"
+    access.write_text(ACCESS.replace("mode: proxy", "mode: oidc"))
+    settings = boards_home.model_copy(update={"access_file": access})
+    port = free_port()
+    workdir = tmp_path / "boards"
+    (workdir / ".streamlit").mkdir(parents=True)
+    (workdir / ".streamlit" / "secrets.toml").write_text(
+        "[auth]\n"
+        f'redirect_uri = "http://127.0.0.1:{port}/oauth2callback"\n'
+        'cookie_secret = "boards-test-cookie-secret-0123456789"\n'
+        'client_id = "ledger-boards"\n'
+        'client_secret = "boards-test-client-secret"\n'
+        f'server_metadata_url = "{oidc_provider}/.well-known/openid-configuration"\n'
+    )
+    # `ledger serve` run from that folder would start: the [auth] section is complete.
+    monkeypatch.chdir(workdir)
+    monkeypatch.setenv("HOME", str(tmp_path / "user"))
+    assert check_access(settings, "0.0.0.0").mode == "oidc"
+
+    with serving(settings, tmp_path / "streamlit.log", port=port, cwd=workdir) as boards:
+        context = chromium.new_context(viewport={"width": 1440, "height": 1100})
+        page = context.new_page()
+        page.set_default_timeout(TIMEOUT_MS)
+
+        # kiddo's reader, signed in by the provider: kiddo's session only.
+        _sign_in(page, boards, oidc_provider, "Toys@Kiddo.example")
+        page.get_by_text("CNY 1.60", exact=True).wait_for()
+        shown = page_metrics(page, "Revenue", "Cost", "Sessions")
+        assert (shown["Revenue"], shown["Cost"], shown["Sessions"]) == ("CNY 1.60", "CNY 0.12", "1")
+        page.get_by_text("Signed in as toys@kiddo.example: tenants kiddo-toys").wait_for()
+        assert "acme" not in page.locator("body").inner_text()
+
+        # Sign-out ends the provider's session too, and the boards ask to sign in again.
+        page.get_by_role("button", name="Sign out").click()
+        page.wait_for_url(f"{oidc_provider}/oauth2/end_session?*")
+        page.get_by_role("button", name="End session").click()
+        page.wait_for_url(f"{boards}/**")
+        page.get_by_role("button", name="Sign in").wait_for()
+        assert "CNY" not in page.locator("body").inner_text()
+
+        # Finance: every tenant.
+        _sign_in(page, boards, oidc_provider, "cfo@example.com")
+        page.get_by_text("CNY 4.00", exact=True).wait_for()
+        assert page_metrics(page, "Sessions")["Sessions"] == "3"
+        page.get_by_role("button", name="Sign out").click()
+        page.get_by_role("button", name="End session").click()
+        page.get_by_role("button", name="Sign in").wait_for()
+
+        # Someone the provider knows but the access file does not: no access, no figures.
+        _sign_in(page, boards, oidc_provider, "eve@example.com")
+        page.get_by_text("Your account has no access to these boards").wait_for()
+        body = page.locator("body").inner_text()
+        assert "CNY" not in body and "acme" not in body and "kiddo" not in body, body
+        context.close()
