@@ -4,6 +4,11 @@
 Streamlit's signed-in user), never from anything the page or the URL can set. The connection
 (dashboards/connection.py) asks it before every query and gives the reader a database that holds
 only their tenants' rows.
+
+It fails closed: in a sign-in deployment (`ledger serve` started with an access file, which sets
+`Settings.sign_in_required` for the boards) a missing or unusable file denies every request with a
+page and a log line naming the file and the fault; only boards started without a file serve the
+local operator. In proxy mode the identity header counts only from the proxy (`trusts`).
 """
 
 from __future__ import annotations

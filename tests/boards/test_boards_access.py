@@ -730,3 +730,32 @@ def test_oidc_readers_sign_in_at_a_real_provider_and_see_only_their_tenants(
         body = page.locator("body").inner_text()
         assert "CNY" not in body and "acme" not in body and "kiddo" not in body, body
         context.close()
+
+
+def test_local_boards_enforce_an_access_file_written_later_and_a_deployment_never_falls_back(
+    boards_home: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    access = tmp_path / "access.yaml"
+    monkeypatch.setenv("LEDGER_HOME", str(boards_home.home))
+    monkeypatch.setenv("LEDGER_REFERENCE_DIR", str(boards_home.reference_dir))
+    monkeypatch.setenv("LEDGER_ACCESS_FILE", str(access))
+
+    # Local mode (no file, started without one): the operator on this machine sees everything.
+    monkeypatch.delenv("LEDGER_SIGN_IN_REQUIRED", raising=False)
+    local = _app({})
+    assert {m.label: m.value for m in local.metric}["Revenue"] == "CNY 4.00"
+    # A file written while the boards run is enforced: this request names no reader.
+    access.write_text(ACCESS)
+    signed = _app({})
+    assert signed.metric.len == 0
+    assert signed.error[0].value.startswith("Not signed in")
+
+    # A sign-in deployment whose file goes missing: closed, never the local operator.
+    access.unlink()
+    monkeypatch.setenv("LEDGER_SIGN_IN_REQUIRED", "true")
+    closed = _app({})
+    assert closed.metric.len == 0
+    assert closed.error[0].value == (
+        f"The boards are closed: their access file {access} is missing. Every request is denied "
+        "until the operator restores it."
+    )
