@@ -10,7 +10,7 @@ import streamlit as st
 
 from dashboards.connection import current_version, publication, published_path
 from dashboards.filters import explain_empty, render_sidebar
-from dashboards.sign_in import require_viewer
+from dashboards.sign_in import render_sign_out, require_viewer
 
 st.set_page_config(page_title="Voice ledger boards", page_icon=":material/call:", layout="wide")
 
@@ -36,4 +36,5 @@ if published is None:
 render_sidebar(published)
 if viewer.tenants is not None:
     st.sidebar.caption(f"Signed in as {viewer.identity}: tenants {', '.join(viewer.tenants)}")
+render_sign_out()
 page.run()

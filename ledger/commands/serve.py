@@ -15,7 +15,7 @@ import threading
 from pathlib import Path
 
 from ledger.core.settings import ENVIRONMENT, REPO_ROOT, Settings
-from ledger.serving.access_file import AccessConfig, load_access
+from ledger.serving.access_file import AccessConfig, AccessError, load_access
 
 APP = REPO_ROOT / "dashboards" / "app.py"
 LOCALHOST = "127.0.0.1"
@@ -51,12 +51,22 @@ def streamlit_command(port: int, *, address: str = LOCALHOST) -> list[str]:
 
 
 def boards_environment(settings: Settings) -> dict[str, str]:
-    """The child's environment: the same settings, whatever set them (flags, defaults, env)."""
+    """The child's environment: the same settings, whatever set them (flags, defaults, env).
+
+    Boards started with an access file are a sign-in deployment (`sign_in_required`): should the
+    file go missing later, they deny every request instead of serving the local operator.
+    """
     inherited = {k: v for k, v in os.environ.items() if k not in ENVIRONMENT.values()}
+    if settings.access_path.exists():
+        settings = settings.model_copy(update={"sign_in_required": True})
     return {
         **inherited,
         **settings.as_environment(),
         "LEDGER_ACCESS_FILE": str(settings.access_path),
+        # The peer address the access file's trusted_proxies is checked against must be the
+        # connection's own: uvicorn would otherwise take it from X-Forwarded-For, which any
+        # client on this machine can write.
+        "FORWARDED_ALLOW_IPS": "",
     }
 
 
@@ -72,6 +82,11 @@ def check_access(settings: Settings, address: str) -> AccessConfig | None:
         )
     if config is not None and config.mode == "oidc":
         _check_oidc()
+    if config is not None and config.mode == "proxy":
+        try:
+            config.proxy_secret(os.environ)
+        except AccessError as exc:
+            raise ServeRefused(f"{settings.access_path}: {exc}") from None
     return config
 
 

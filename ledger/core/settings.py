@@ -10,6 +10,7 @@
 | `LEDGER_QUARANTINE_RETENTION_DAYS` | `30`                     | days a quarantined line keeps its raw text |
 | `LEDGER_ENGINE`             | `duckdb`                        | engine dbt runs on: `duckdb` or `spark`  |
 | `LEDGER_ACCESS_FILE`        | `$LEDGER_HOME/access.yaml`      | who may read the boards (ledger/serving/access_file.py) |
+| `LEDGER_SIGN_IN_REQUIRED`   | `false`                         | the boards deny everyone while the access file is missing (`ledger serve` sets it when it starts with one) |
 
 Each default is written once, on its field below; `ENVIRONMENT` names each field's variable. The
 object travels whole: `as_json()` / `from_json()` to the Dagster resource (one config string),
@@ -42,6 +43,7 @@ ENVIRONMENT: dict[str, str] = {
     "quarantine_retention_days": "LEDGER_QUARANTINE_RETENTION_DAYS",
     "engine": "LEDGER_ENGINE",
     "access_file": "LEDGER_ACCESS_FILE",
+    "sign_in_required": "LEDGER_SIGN_IN_REQUIRED",
 }
 
 # Settings that hold credentials: they travel only through the environment, never in stored config.
@@ -65,6 +67,9 @@ class Settings(BaseModel):
     # Who may read the boards and which tenants each sees (ledger/serving/access_file.py); None: the default
     # place, `home/access.yaml`.
     access_file: Path | None = None
+    # A sign-in deployment (`ledger serve` started with an access file): should the file go
+    # missing, the boards deny every request rather than fall back to the local operator.
+    sign_in_required: bool = False
 
     @field_validator("home", "reference_dir", "access_file")
     @classmethod
@@ -121,7 +126,9 @@ class Settings(BaseModel):
         process (unset fields are left out, so the child's default is the same one)."""
         values = self.model_dump(mode="json")
         return {
-            name: str(values[field])
+            name: str(values[field]).lower()
+            if isinstance(values[field], bool)
+            else str(values[field])
             for field, name in ENVIRONMENT.items()
             if values[field] is not None
         }

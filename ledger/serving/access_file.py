@@ -15,13 +15,31 @@ tenants the file grants them (the `finance` role: all), in every query (dashboar
     mode: oidc                        # Streamlit's own sign-in (st.login): `[auth]` in
     users: [...]                      # .streamlit/secrets.toml names the OpenID Connect provider
 
-In `proxy` mode the header is trusted as it comes: the boards must then be reachable only through
-the proxy (bind them to an address only the proxy can reach). Identities compare case-insensitively.
+In `proxy` mode the header is trusted only from the proxy: from a peer address in
+`trusted_proxies` (addresses or CIDR networks; default: loopback only, a proxy on the same
+machine), or with a shared secret the proxy adds to every request:
+
+    mode: proxy
+    trusted_proxies: [10.0.0.5, 10.8.0.0/16]  # the proxy's own addresses, as the boards see them
+    proxy_secret_header: X-Proxy-Secret       # the proxy sets this header on every request ...
+    proxy_secret_env: LEDGER_PROXY_SECRET     # ... to the value of this environment variable
+    users: [...]
+
+With a secret and no `trusted_proxies`, only the secret is trusted (any peer address); with both, a
+request needs both. The secret lives in the environment only, never in this file, a log or a page.
+A request whose header cannot be trusted has no reader (dashboards/sign_in.py denies it).
+Identities compare case-insensitively.
+
+The boards fail closed: while the file of a sign-in deployment is missing or unusable, every
+request is denied with a page naming the file and the fault (dashboards/sign_in.py).
 """
 
 from __future__ import annotations
 
+import hmac
+import ipaddress
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -32,6 +50,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ledger.contract.events import IDENTIFIER_PATTERN
 
 DEFAULT_HEADER = "X-Forwarded-Email"
+# A proxy on the same machine: Streamlit reports a loopback peer as no address at all.
+LOOPBACK = ("127.0.0.1/32", "::1/128")
+# An environment variable name (POSIX portable characters).
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 # An HTTP header name (RFC 9110 token characters).
 _HEADER_NAME = re.compile(r"[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}")
 
@@ -76,14 +98,103 @@ class AccessConfig(BaseModel):
 
     mode: Literal["proxy", "oidc"]
     header: str = DEFAULT_HEADER
+    # Proxy mode: the peers whose identity header is believed (None: loopback, unless a secret is
+    # configured, which is then the only thing trusted).
+    trusted_proxies: tuple[str, ...] | None = None
+    proxy_secret_header: str | None = None
+    proxy_secret_env: str | None = None
     users: tuple[UserGrant, ...] = Field(min_length=1)
 
-    @field_validator("header")
+    @field_validator("header", "proxy_secret_header")
     @classmethod
-    def _header(cls, value: str) -> str:
-        if not _HEADER_NAME.fullmatch(value):
+    def _header(cls, value: str | None) -> str | None:
+        if value is not None and not _HEADER_NAME.fullmatch(value):
             raise ValueError(f"{value!r} is not an HTTP header name")
         return value
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _networks(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        if value is None:
+            return None
+        if not value:
+            raise ValueError("list at least one proxy address, or leave trusted_proxies out")
+        networks = []
+        for entry in value:
+            try:
+                networks.append(str(ipaddress.ip_network(entry.strip(), strict=False)))
+            except ValueError:
+                raise ValueError(
+                    f"{entry!r} is not an IP address or CIDR network (e.g. 10.0.0.5, 10.8.0.0/16)"
+                ) from None
+        return tuple(networks)
+
+    @field_validator("proxy_secret_env")
+    @classmethod
+    def _env_name(cls, value: str | None) -> str | None:
+        if value is not None and not _ENV_NAME.fullmatch(value):
+            raise ValueError(
+                f"{value!r} is not an environment variable name: name the variable that holds "
+                "the secret, never the secret itself"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _proxy_settings_fit_the_mode(self) -> AccessConfig:
+        if (self.proxy_secret_header is None) != (self.proxy_secret_env is None):
+            raise ValueError(
+                "give proxy_secret_header and proxy_secret_env together (the header the proxy "
+                "sets, and the environment variable holding its value)"
+            )
+        if self.mode == "oidc" and (self.trusted_proxies or self.proxy_secret_header):
+            raise ValueError(
+                "trusted_proxies and proxy_secret_* belong to mode proxy; mode oidc signs "
+                "readers in itself"
+            )
+        return self
+
+    @property
+    def proxy_networks(self) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+        """The peers trusted by address: the list given, else loopback unless a secret is set."""
+        if self.trusted_proxies is not None:
+            listed = self.trusted_proxies
+        else:
+            listed = () if self.proxy_secret_header else LOOPBACK
+        return tuple(ipaddress.ip_network(entry) for entry in listed)
+
+    def proxy_secret(self, environ: Mapping[str, str]) -> str | None:
+        """The shared secret from `environ` (None when none is configured); AccessError when the
+        variable the file names is unset or empty (the value is never part of any message)."""
+        if self.proxy_secret_env is None:
+            return None
+        secret = environ.get(self.proxy_secret_env, "")
+        if not secret:
+            raise AccessError(
+                f"proxy_secret_env: the environment variable {self.proxy_secret_env} that holds "
+                "the proxy's shared secret is not set"
+            )
+        return secret
+
+    def trusts(
+        self, peer: str | None, headers: Mapping[str, str], environ: Mapping[str, str]
+    ) -> bool:
+        """Whether a request from `peer` (None: loopback, as Streamlit reports it) with `headers`
+        came through the sign-in proxy, so that its identity header may be believed."""
+        if self.mode != "proxy":
+            return False
+        networks = self.proxy_networks
+        if self.trusted_proxies is not None or not self.proxy_secret_header:
+            try:
+                address = ipaddress.ip_address(peer if peer is not None else "127.0.0.1")
+            except ValueError:
+                return False
+            if not any(address in network for network in networks):
+                return False
+        secret = self.proxy_secret(environ)
+        if secret is None:
+            return True
+        presented = headers.get(self.proxy_secret_header or "") or ""
+        return hmac.compare_digest(presented.encode("utf-8"), secret.encode("utf-8"))
 
     @model_validator(mode="after")
     def _one_entry_per_user(self) -> AccessConfig:

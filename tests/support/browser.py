@@ -36,15 +36,19 @@ def free_port() -> int:
 
 
 @contextmanager
-def serving(settings: Settings, log_path: Path) -> Iterator[str]:
-    """`streamlit run dashboards/app.py` (as `ledger serve` runs it) on a free local port."""
-    port = free_port()
+def serving(
+    settings: Settings, log_path: Path, *, port: int | None = None, cwd: Path | None = None
+) -> Iterator[str]:
+    """`streamlit run dashboards/app.py` (as `ledger serve` runs it) on a free local port (or
+    `port`), from `cwd` (where Streamlit looks for `.streamlit/secrets.toml`)."""
+    port = port or free_port()
     log = log_path.open("w")
     server = subprocess.Popen(
         streamlit_command(port, address="127.0.0.1"),
         env=boards_environment(settings),
         stdout=log,
         stderr=subprocess.STDOUT,
+        cwd=cwd,
     )
     url = f"http://127.0.0.1:{port}"
     try:
