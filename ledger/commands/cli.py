@@ -699,13 +699,51 @@ def collect() -> None:
     "config_path",
     required=True,
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="Credentials YAML: bearer token per source, Vapi secret, Retell API key.",
+    help="Credentials YAML: bearer token and granted tenants per source, Vapi secret, Retell key.",
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="Bind address.")
 @click.option("--port", default=8787, show_default=True, type=int)
 @click.option("--max-body-mb", default=8, show_default=True, type=click.IntRange(1, 1024))
-def collect_serve(config_path: Path, host: str, port: int, max_body_mb: int) -> None:
+@click.option(
+    "--header-timeout",
+    default=10.0,
+    show_default=True,
+    type=click.FloatRange(min=0.1),
+    help="Seconds a client has for its request line and headers (else 408 and closed).",
+)
+@click.option(
+    "--body-timeout",
+    default=30.0,
+    show_default=True,
+    type=click.FloatRange(min=0.1),
+    help="Seconds from the end of the headers to the end of the body (else closed).",
+)
+@click.option(
+    "--keep-alive-timeout",
+    default=5,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Seconds an idle connection is kept open between requests.",
+)
+@click.option(
+    "--max-connections",
+    default=256,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Connections served at once; a request beyond them gets 503 (clients retry).",
+)
+def collect_serve(
+    config_path: Path,
+    host: str,
+    port: int,
+    max_body_mb: int,
+    header_timeout: float,
+    body_timeout: float,
+    keep_alive_timeout: int,
+    max_connections: int,
+) -> None:
     """Accept events (POST /v1/events) and webhooks into the landing folder."""
+    from ledger.collect.connections import ConnectionLimits
     from ledger.collect.credentials import CredentialsError, load_credentials
     from ledger.collect.server import CollectorConfig
     from ledger.collect.server import serve as run_collector
@@ -719,7 +757,8 @@ def collect_serve(config_path: Path, host: str, port: int, max_body_mb: int) -> 
         f"collector on http://{host}:{port} -> {settings.landing_dir} "
         f"({len(credentials.tokens)} sources)"
     )
-    config = CollectorConfig(settings.landing_dir, credentials, max_body_mb * 1024 * 1024)
+    limits = ConnectionLimits(header_timeout, body_timeout, keep_alive_timeout, max_connections)
+    config = CollectorConfig(settings.landing_dir, credentials, max_body_mb * 1024 * 1024, limits)
     run_collector(config, host=host, port=port)
 
 
