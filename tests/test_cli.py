@@ -30,7 +30,7 @@ def test_schema_prints_the_contract_as_json_schema(runner: CliRunner) -> None:
 def test_simulate_then_ingest_reports_each_file_and_the_totals(
     runner: CliRunner, tmp_path: Path
 ) -> None:
-    landing = tmp_path / "landing"
+    landing = tmp_path / "home" / "landing"  # named paths must be in the landing folder
     simulated = runner.invoke(
         main,
         [

@@ -6,15 +6,24 @@ inline (`token: ...`, for a file kept like any secret) or by the name of an envi
 error or repr ever shows one.
 
     sources:                      # bearer tokens for POST /v1/events; the token decides `source`
-      gw-eu-1: {token_env: LEDGER_TOKEN_GW_EU_1}
+      gw-eu-1:
+        token_env: LEDGER_TOKEN_GW_EU_1
+        tenants: [acme-telecom, bright-bank]    # required: the tenants this token may write
     vapi:                         # POST /v1/webhooks/vapi, Vapi's server secret header
       secret_env: VAPI_SERVER_SECRET
       source: vapi
       tenant_id: acme-telecom     # when the call's metadata names no tenant_id
+      tenants: [acme-telecom, nova-retail]      # optional; default: tenant_id alone
     retell:                       # POST /v1/webhooks/retell, signed with a Retell API key
       api_key_env: RETELL_API_KEY
       source: retell
       tenant_id: acme-telecom
+
+A credential grants its source and a set of tenants (SPEC 12, fail closed): an event for any other
+tenant is refused. A token's `tenants` list is required, so a config written before grants existed
+stops the collector at start-up with the entry named instead of letting every token write every
+tenant; `["*"]` grants every tenant, and says so in the file. A webhook grants its `tenant_id` unless
+it lists more (a call's metadata may name another tenant).
 """
 
 from __future__ import annotations
@@ -63,12 +72,34 @@ class Secret:
     __str__ = __repr__
 
 
+EVERY_TENANT = "*"
+
+
+@dataclass(frozen=True)
+class TenantGrant:
+    """The tenants a credential may write events for: those named, or every tenant (`*`)."""
+
+    tenants: frozenset[str] = frozenset()
+    every_tenant: bool = False
+
+    def allows(self, tenant: object) -> bool:
+        return self.every_tenant or (isinstance(tenant, str) and tenant in self.tenants)
+
+
+NO_TENANT = TenantGrant()
+
+
 @dataclass(frozen=True)
 class WebhookSettings:
     secret: Secret
     source: str
     tenant_id: str
     scenario: str = "other"
+    tenants: TenantGrant | None = None  # None: the configured tenant_id alone
+
+    @property
+    def grant(self) -> TenantGrant:
+        return self.tenants or TenantGrant(frozenset({self.tenant_id}))
 
 
 @dataclass(frozen=True)
@@ -76,6 +107,11 @@ class Credentials:
     tokens: dict[str, str] = field(default_factory=dict)  # sha256(token) -> source
     vapi: WebhookSettings | None = None
     retell: WebhookSettings | None = None
+    grants: dict[str, TenantGrant] = field(default_factory=dict)  # source -> its tenants
+
+    def grant_for(self, source: str) -> TenantGrant:
+        # A source without a grant writes no tenant: fail closed.
+        return self.grants.get(source, NO_TENANT)
 
     def source_for_token(self, token: str | None) -> str | None:
         if not token:
@@ -135,6 +171,20 @@ def _identifier(value: object, where: str) -> str:
     return text
 
 
+def _grant(value: object, where: str) -> TenantGrant:
+    """`tenants:` of an entry: a non-empty list of tenant ids, or `["*"]` for every tenant."""
+    if not isinstance(value, list) or not value:
+        raise CredentialsError(
+            f"{where}: give the tenants this credential may write as a non-empty list "
+            f'(e.g. [acme-telecom, bright-bank]), or ["{EVERY_TENANT}"] for every tenant'
+        )
+    if EVERY_TENANT in value:
+        if len(value) > 1:
+            raise CredentialsError(f'{where}: "{EVERY_TENANT}" grants every tenant; list it alone')
+        return TenantGrant(every_tenant=True)
+    return TenantGrant(frozenset(_identifier(tenant, where) for tenant in value))
+
+
 def _webhook(entry: object, name: str, key: str, path: Path, environ: dict[str, str]):
     if entry is None:
         return None
@@ -144,11 +194,16 @@ def _webhook(entry: object, name: str, key: str, path: Path, environ: dict[str, 
     scenario = str(entry.get("scenario", "other"))
     if scenario not in Scenario.__args__:  # type: ignore[attr-defined]
         raise CredentialsError(f"{where}.scenario: {scenario!r} is not one of the contract's")
+    tenant_id = _identifier(entry.get("tenant_id"), f"{where}.tenant_id")
+    grant = _grant(entry["tenants"], f"{where}.tenants") if "tenants" in entry else None
+    if grant is not None and not grant.allows(tenant_id):
+        raise CredentialsError(f"{where}.tenants: must include its tenant_id {tenant_id!r}")
     return WebhookSettings(
         secret=_secret(entry, key, where, environ),
         source=_identifier(entry.get("source", name), f"{where}.source"),
-        tenant_id=_identifier(entry.get("tenant_id"), f"{where}.tenant_id"),
+        tenant_id=tenant_id,
         scenario=scenario,
+        tenants=grant,
     )
 
 
@@ -164,6 +219,7 @@ def load_credentials(path: Path, environ: dict[str, str] | None = None) -> Crede
     if unknown:
         raise CredentialsError(f"{path}: unknown keys {sorted(unknown)}")
     tokens: dict[str, str] = {}
+    grants: dict[str, TenantGrant] = {}
     for source, entry in (document.get("sources") or {}).items():
         where = f"{path}: sources.{source}"
         name = _identifier(source, where)
@@ -173,8 +229,12 @@ def load_credentials(path: Path, environ: dict[str, str] | None = None) -> Crede
         if digest in tokens:
             raise CredentialsError(f"{where}: the same token as sources.{tokens[digest]}")
         tokens[digest] = name
+    # Checked once every token is known, so a file's token errors are named first.
+    for source, entry in (document.get("sources") or {}).items():
+        grants[str(source)] = _grant(entry.get("tenants"), f"{path}: sources.{source}.tenants")
     return Credentials(
         tokens=tokens,
         vapi=_webhook(document.get("vapi"), "vapi", "secret", path, env),
         retell=_webhook(document.get("retell"), "retell", "api_key", path, env),
+        grants=grants,
     )

@@ -9,28 +9,36 @@ A `202` means the batch is durably in the landing folder: written under a hidden
 fsynced, renamed, the folder fsynced. The collector checks the envelope (authentication, size,
 content type, JSON shape, `source`); the ingest applies every contract rule to the file, as to any
 landing file, so nothing the collector accepted is judged twice or lost. The token decides
-`source`: an event naming another source is refused, one naming none gets the token's.
+`source`: an event naming another source is refused, one naming none gets the token's. A token (or
+webhook) writes only the tenants its credential grants: a batch holding an event for any other
+tenant is refused whole with `403 tenant_not_granted`, the tenants named (SPEC 12).
+
+Slow and idle connections are closed and concurrent ones capped (`ConnectionLimits`, see
+`ledger.collect.connections`).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import re
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from ledger.collect.connections import ConnectionLimits
 from ledger.collect.credentials import (
     Credentials,
+    TenantGrant,
     WebhookSettings,
     bearer_token,
     retell_signature_valid,
@@ -44,6 +52,9 @@ DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
 MAX_PROBLEMS = 20
 JSON_LINES_TYPES = {"application/x-ndjson", "application/jsonl", "application/json-lines"}
 JSON_TYPE = "application/json"
+TENANT_NOT_GRANTED = "tenant_not_granted"
+
+log = logging.getLogger(__name__)
 
 
 class RequestRefused(Exception):
@@ -57,6 +68,7 @@ class CollectorConfig:
     landing_dir: Path
     credentials: Credentials
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    limits: ConnectionLimits = field(default_factory=ConnectionLimits)
 
 
 def _refused(exc: RequestRefused) -> JSONResponse:
@@ -84,16 +96,39 @@ async def _body(request: Request, limit: int) -> bytes:
     if declared and declared.isdigit() and int(declared) > limit:
         raise too_large
     chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise too_large
-        chunks.append(chunk)
+    try:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise too_large
+            chunks.append(chunk)
+    except ClientDisconnect as exc:
+        # Gone before its body was complete (or cut off by the body timeout): nothing is stored,
+        # and the answer goes nowhere.
+        raise RequestRefused(400, "incomplete_body", "the connection closed mid-body") from exc
     return b"".join(chunks)
 
 
-def _batch_lines(body: bytes, kind: str, source: str) -> list[str]:
-    """The batch as JSON lines of the token's `source`; refuses the whole batch if any item is bad."""
+def _shown_tenant(tenant: object) -> object:
+    # Echoed back to the client that sent it, but never a whole object or a long string.
+    return tenant if isinstance(tenant, str) and len(tenant) <= 128 else "(not an identifier)"
+
+
+def _not_granted(source: str, refused: list[dict], problems: list[dict]) -> RequestRefused:
+    tenants = sorted({str(p["tenant_id"]) for p in refused})
+    log.warning("refused a batch of %s: %s for tenants %s", source, TENANT_NOT_GRANTED, tenants)
+    return RequestRefused(
+        403,
+        TENANT_NOT_GRANTED,
+        f"{len(refused)} event(s) for tenants this credential is not granted "
+        f"({', '.join(tenants)}); nothing of this batch was stored",
+        (refused + problems)[:MAX_PROBLEMS],
+    )
+
+
+def _batch_lines(body: bytes, kind: str, source: str, grant: TenantGrant) -> list[str]:
+    """The batch as JSON lines of the token's `source`; refuses the whole batch if any item is bad
+    or names a tenant the token is not granted (403 before 400: not allowed whatever its shape)."""
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -118,6 +153,7 @@ def _batch_lines(body: bytes, kind: str, source: str) -> list[str]:
                 problems.append({"line": number, "reason": f"not JSON: {exc.msg}"})
     where = "index" if kind == JSON_TYPE else "line"
     lines: list[str] = []
+    refused: list[dict] = []
     for position, original, value in items:
         if not isinstance(value, dict):
             problems.append({where: position, "reason": "not a JSON object"})
@@ -126,12 +162,20 @@ def _batch_lines(body: bytes, kind: str, source: str) -> list[str]:
         if claimed is not None and claimed != source:
             problems.append({where: position, "reason": "source_mismatch: not this token's source"})
             continue
+        # An event naming no tenant writes none: the ingest quarantines it (missing field).
+        tenant = value.get("tenant_id")
+        if tenant is not None and not grant.allows(tenant):
+            shown = _shown_tenant(tenant)
+            refused.append({where: position, "reason": TENANT_NOT_GRANTED, "tenant_id": shown})
+            continue
         if claimed is None:
             value = {"source": source, **value}
             original = None
         # A line that is already right is kept byte for byte; one written again keeps its numbers
         # exactly as sent (json.dumps would write a float's nearest double, not the number).
         lines.append(original.strip() if original is not None else exact_json.dumps(value))
+    if refused:
+        raise _not_granted(source, refused, problems)
     if problems:
         raise RequestRefused(
             400,
@@ -192,7 +236,8 @@ def create_app(config: CollectorConfig) -> Starlette:
             raise RequestRefused(401, "unauthorized", "a valid bearer token is required")
         kind = _content_type(request, JSON_LINES_TYPES | {JSON_TYPE})
         body = await _body(request, config.max_body_bytes)
-        return await accept(source, _batch_lines(body, kind, source))
+        grant = credentials.grant_for(source)
+        return await accept(source, _batch_lines(body, kind, source, grant))
 
     async def record(settings: WebhookSettings, body: bytes, convert: Callable) -> JSONResponse:
         try:
@@ -203,6 +248,14 @@ def create_app(config: CollectorConfig) -> Starlette:
             raise RequestRefused(400, "malformed_payload", str(exc)) from exc
         if not events:
             return JSONResponse({"accepted": 0, "detail": "nothing to record"}, status_code=200)
+        # The call's metadata names its tenant: it must be one the webhook is granted.
+        refused = [
+            {"event_id": event.get("event_id"), "reason": TENANT_NOT_GRANTED, "tenant_id": tenant}
+            for event in events
+            if not settings.grant.allows(tenant := event.get("tenant_id"))
+        ]
+        if refused:
+            raise _not_granted(settings.source, refused, [])
         return await accept(settings.source, [json.dumps(event) for event in events])
 
     def configured(settings: WebhookSettings | None) -> WebhookSettings:
@@ -251,4 +304,11 @@ def create_app(config: CollectorConfig) -> Starlette:
 def serve(config: CollectorConfig, host: str = "127.0.0.1", port: int = 8787) -> None:
     import uvicorn
 
-    uvicorn.run(create_app(config), host=host, port=port, log_level="info", access_log=True)
+    uvicorn.run(
+        create_app(config),
+        host=host,
+        port=port,
+        log_level="info",
+        access_log=True,
+        **config.limits.uvicorn_settings(),
+    )

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ledger.core.settings import Settings
+from ledger.core.terminal import printable
 
 # soft_wrap: summary lines stay one line each in logs and pipes, whatever the width.
 console = Console(stderr=True, soft_wrap=True)
@@ -153,18 +154,32 @@ def _ingest_with_progress(settings: Settings, targets: list[Path]):
             progress.update(task, total=len(files))
 
         def finished(result) -> None:
-            progress.console.print(result.summary_line(), highlight=False)
+            progress.console.print(_file_line(result.summary_line()))
             progress.advance(task)
 
         def refused(path: Path, why: str) -> None:
-            progress.console.print(f"{path}: {why}", style="yellow", highlight=False)
+            progress.console.print(_file_line(f"{path}: {why}"), style="yellow")
 
         try:
             return ingest_paths(
-                settings, targets, on_start=started, on_file=finished, on_refused=refused
+                settings,
+                targets,
+                on_start=started,
+                on_file=finished,
+                on_refused=refused,
+                # Named paths too must be in the landing folder (SPEC 12).
+                landing=settings.landing_dir,
             )
         except (FileNotFoundError, ValueError) as exc:
-            raise click.ClickException(str(exc)) from exc
+            raise click.ClickException(printable(exc)) from exc
+
+
+def _file_line(text: str):
+    """A line about a file, as plain text: its name's control characters escaped (no escape
+    sequence reaches the terminal), and no `[...]` in it read as markup."""
+    from rich.text import Text
+
+    return Text(printable(text))
 
 
 def _print_ingest_totals(results, settings: Settings) -> None:
@@ -191,10 +206,10 @@ def recover() -> None:
     settings = _settings()
 
     def finished(result) -> None:
-        console.print(result.summary_line(), highlight=False)
+        console.print(_file_line(result.summary_line()))
 
     def refused(path: Path, why: str) -> None:
-        console.print(f"{path}: {why}", style="yellow", highlight=False)
+        console.print(_file_line(f"{path}: {why}"), style="yellow")
 
     try:
         with home_lock(settings.home):  # another run holding the home: stop now, say who
@@ -214,9 +229,11 @@ def recover() -> None:
         highlight=False,
     )
     for path in outcome.missing:
-        console.print(f"{path}: in the old manifest but no longer found", style="yellow")
+        console.print(
+            _file_line(f"{path}: in the old manifest but no longer found"), style="yellow"
+        )
     if outcome.kept_old is not None:
-        console.print(f"the old warehouse is kept as {outcome.kept_old}", highlight=False)
+        console.print(_file_line(f"the old warehouse is kept as {outcome.kept_old}"))
     console.print("next: `ledger build` reloads reference data and rebuilds the marts")
 
 
@@ -699,13 +716,51 @@ def collect() -> None:
     "config_path",
     required=True,
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="Credentials YAML: bearer token per source, Vapi secret, Retell API key.",
+    help="Credentials YAML: bearer token and granted tenants per source, Vapi secret, Retell key.",
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="Bind address.")
 @click.option("--port", default=8787, show_default=True, type=int)
 @click.option("--max-body-mb", default=8, show_default=True, type=click.IntRange(1, 1024))
-def collect_serve(config_path: Path, host: str, port: int, max_body_mb: int) -> None:
+@click.option(
+    "--header-timeout",
+    default=10.0,
+    show_default=True,
+    type=click.FloatRange(min=0.1),
+    help="Seconds a client has for its request line and headers (else 408 and closed).",
+)
+@click.option(
+    "--body-timeout",
+    default=30.0,
+    show_default=True,
+    type=click.FloatRange(min=0.1),
+    help="Seconds from the end of the headers to the end of the body (else closed).",
+)
+@click.option(
+    "--keep-alive-timeout",
+    default=5,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Seconds an idle connection is kept open between requests.",
+)
+@click.option(
+    "--max-connections",
+    default=256,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Connections served at once; a request beyond them gets 503 (clients retry).",
+)
+def collect_serve(
+    config_path: Path,
+    host: str,
+    port: int,
+    max_body_mb: int,
+    header_timeout: float,
+    body_timeout: float,
+    keep_alive_timeout: int,
+    max_connections: int,
+) -> None:
     """Accept events (POST /v1/events) and webhooks into the landing folder."""
+    from ledger.collect.connections import ConnectionLimits
     from ledger.collect.credentials import CredentialsError, load_credentials
     from ledger.collect.server import CollectorConfig
     from ledger.collect.server import serve as run_collector
@@ -719,7 +774,8 @@ def collect_serve(config_path: Path, host: str, port: int, max_body_mb: int) -> 
         f"collector on http://{host}:{port} -> {settings.landing_dir} "
         f"({len(credentials.tokens)} sources)"
     )
-    config = CollectorConfig(settings.landing_dir, credentials, max_body_mb * 1024 * 1024)
+    limits = ConnectionLimits(header_timeout, body_timeout, keep_alive_timeout, max_connections)
+    config = CollectorConfig(settings.landing_dir, credentials, max_body_mb * 1024 * 1024, limits)
     run_collector(config, host=host, port=port)
 
 

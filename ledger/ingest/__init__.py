@@ -46,12 +46,14 @@ def ingest_paths(
     on_file: Callable[[FileResult], None] | None = None,
     on_start: Callable[[list[Path]], None] | None = None,
     on_refused: Callable[[Path, str], None] | None = None,
+    landing: Path | None = None,
 ) -> list[FileResult]:
     """Ingest every landing file under `paths` in path order, each file wholly or not at all.
 
-    Symbolic links and paths resolving outside the landing folder are refused (`on_refused`).
+    Symbolic links, hard links and paths resolving outside the folder searched (and, given
+    `landing`, paths named outside it) are refused (`on_refused`).
     """
-    files = discover(paths, on_refused)
+    files = discover(paths, on_refused, landing)
     if on_start is not None:
         on_start(files)
     return ingest_files(settings, files, ingest_time=ingest_time, on_file=on_file)

@@ -14,6 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ledger.core.landing import REJECTED_FOLDER, is_open_file, recover_abandoned
+from ledger.core.terminal import printable
 
 log = logging.getLogger(__name__)
 
@@ -33,17 +34,22 @@ def _has_landing_suffix(path: Path) -> bool:
 
 
 def discover(
-    paths: list[Path], on_refused: Callable[[Path, str], None] | None = None
+    paths: list[Path],
+    on_refused: Callable[[Path, str], None] | None = None,
+    landing: Path | None = None,
 ) -> list[Path]:
     """Landing files under `paths` (files or folders, recursively), in a stable order.
 
     A symbolic link to a file is never followed, inside a folder or named directly, nor a link to
     a folder inside the folder searched, and nothing that resolves outside the folder searched is
-    read: a link to a system file must not turn into quarantined rows. Each refused path is passed
-    to `on_refused` with the reason (or logged). A folder named directly may be reached through a
-    link (a mounted volume): it is searched at its real location.
+    read: a link to a system file must not turn into quarantined rows. A file with more than one
+    name (a hard link, maybe to a file outside the folder) is refused like a link. Given `landing`
+    (as `ledger ingest` gives it), a path named that resolves outside it is refused too (SPEC 12).
+    Each refused path is passed to `on_refused` with the reason (or logged). A folder named
+    directly may be reached through a link (a mounted volume): it is searched at its real location.
     """
-    refuse = on_refused or (lambda path, why: log.warning("%s: %s", path, why))
+    refuse = on_refused or (lambda path, why: log.warning("%s: %s", printable(path), why))
+    root = landing.resolve() if landing is not None else None
     found: list[Path] = []
     for path in paths:
         if path.is_symlink() and not path.is_dir():
@@ -51,9 +57,15 @@ def discover(
             continue
         if not path.exists():
             raise FileNotFoundError(f"{path}: no such file or folder to ingest")
+        if root is not None and not path.resolve().is_relative_to(root):
+            refuse(path, f"{REFUSED_OUTSIDE} {landing}")
+            continue
         if path.is_dir():
             found.extend(_walk(path, refuse))
         elif _has_landing_suffix(path):
+            if _is_hard_link(path):
+                refuse(path, REFUSED_HARDLINK)
+                continue
             found.append(path.resolve())
         else:
             raise ValueError(
@@ -67,6 +79,15 @@ REFUSED_SYMLINK = "refused: a symbolic link (landing files must be regular files
 # REJECTED_FOLDER: batches the HTTP collector refused, kept by `HttpSink` for an operator to
 # inspect: never ingested as part of a folder (name a file in it to ingest it).
 REFUSED_OUTSIDE = "refused: resolves outside the landing folder"
+REFUSED_HARDLINK = (
+    "refused: a hard link (the file has another name, maybe outside the landing folder)"
+)
+
+
+def _is_hard_link(path: Path) -> bool:
+    # Its other names cannot be found cheaply, so any second name is refused: the file may be a
+    # system file linked into the landing folder, read through a name the folder's rules allow.
+    return path.stat().st_nlink > 1
 
 
 def _walk(folder: Path, refuse: Callable[[Path, str], None]) -> list[Path]:
@@ -91,11 +112,13 @@ def _walk(folder: Path, refuse: Callable[[Path, str], None]) -> list[Path]:
                 try:
                     recovered = recover_abandoned(path)
                 except OSError as exc:  # e.g. a read-only landing folder: said, not hidden
-                    log.warning("%s: a dead writer's file could not be recovered: %s", path, exc)
+                    log.warning(
+                        "%s: a dead writer's file could not be recovered: %s", printable(path), exc
+                    )
                     continue
                 if recovered is None:
                     continue
-                log.warning("%s: recovered the file a dead writer left", recovered)
+                log.warning("%s: recovered the file a dead writer left", printable(recovered))
                 path = recovered
             if not _has_landing_suffix(path):
                 continue
@@ -104,7 +127,10 @@ def _walk(folder: Path, refuse: Callable[[Path, str], None]) -> list[Path]:
             elif not path.resolve().is_relative_to(root):
                 refuse(path, REFUSED_OUTSIDE)
             elif path.is_file():
-                found.append(path.resolve())
+                if _is_hard_link(path):
+                    refuse(path, REFUSED_HARDLINK)
+                else:
+                    found.append(path.resolve())
     return sorted(found)
 
 

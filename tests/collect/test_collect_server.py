@@ -27,7 +27,13 @@ from ledger.collect.sink import FileSink, HttpSink
 from ledger.core.settings import REPO_ROOT, Settings
 from tests.support.stacks import retell_webhook, vapi_report
 
-TOKENS = {"gw-a": "token-a-0123456789", "gw-b": "token-b-9876543210"}
+TOKENS = {
+    "gw-a": "token-a-0123456789",
+    "gw-b": "token-b-9876543210",
+    "gw-all": "token-all-5555555555",
+}
+# The tenants each token may write (SPEC 12): a list per token is required.
+GRANTS = {"gw-a": "[acme-telecom, bright-bank]", "gw-b": "[acme-telecom]", "gw-all": '["*"]'}
 VAPI_SECRET = "vapi-secret-abcdef"
 RETELL_KEY = "retell-key-key_123456"
 
@@ -44,6 +50,7 @@ class Collector:
     port: int
     config: Path
     process: subprocess.Popen | None = None
+    options: tuple[str, ...] = ()  # more `ledger collect serve` options
 
     @property
     def landing(self) -> Path:
@@ -64,6 +71,7 @@ class Collector:
                 str(self.port),
                 "--max-body-mb",
                 "1",
+                *self.options,
             ],
             env=env,
             stdout=subprocess.PIPE,
@@ -115,10 +123,15 @@ class Collector:
 
 def _write_config(path: Path) -> Path:
     lines = ["sources:"]
-    lines += [f"  {source}: {{token: {token}}}" for source, token in TOKENS.items()]
     lines += [
-        "vapi: {secret: " + VAPI_SECRET + ", source: vapi, tenant_id: nova-retail}",
-        "retell: {api_key_env: RETELL_KEY_FOR_TEST, source: retell, tenant_id: nova-retail}",
+        f"  {source}: {{token: {token}, tenants: {GRANTS[source]}}}"
+        for source, token in TOKENS.items()
+    ]
+    lines += [
+        "vapi: {secret: " + VAPI_SECRET + ", source: vapi, tenant_id: nova-retail, "
+        "tenants: [nova-retail, acme-telecom]}",
+        "retell: {api_key_env: RETELL_KEY_FOR_TEST, source: retell, tenant_id: nova-retail, "
+        "tenants: [nova-retail, bright-bank]}",
     ]
     path.write_text("\n".join(lines) + "\n")
     return path
@@ -406,7 +419,7 @@ def test_credentials_errors_name_the_file_and_entry_never_a_secret(tmp_path):
             load_credentials(path, environ={})
         assert str(caught.value).startswith(f"{path}: ") and message in str(caught.value)
         assert "s3cret" not in str(caught.value)
-    path.write_text("sources:\n  gw-a: {token_env: GW_A}\n")
+    path.write_text("sources:\n  gw-a: {token_env: GW_A, tenants: [acme-telecom]}\n")
     credentials = load_credentials(path, environ={"GW_A": "from-env"})
     assert credentials.source_for_token("from-env") == "gw-a"
     assert "from-env" not in repr(credentials)
@@ -433,7 +446,7 @@ def test_http_sink_with_the_collector_down_spills_on_close_or_says_what_was_not_
 def test_the_readme_pipecat_example_lands_under_the_tokens_source(collector, tmp_path):
     """README: `PipecatCollector(HttpSink(url, token=...))` with the collector config's token, the
     collector's `source` left at its default: every event is delivered under the token's source."""
-    from collect_stacks import run_pipecat_pipeline
+    from tests.support.stacks import run_pipecat_pipeline
 
     sink = HttpSink(f"http://127.0.0.1:{collector.port}", token=TOKENS["gw-a"], flush_seconds=0.05)
     run_pipecat_pipeline(sink, "readme-pipecat-1", "acme-telecom")
@@ -486,3 +499,164 @@ def test_the_collector_removes_the_temporary_files_a_killed_one_left(tmp_path):
     collector.start()
     collector.stop()
     assert sorted(p.name for p in folder.iterdir()) == [stored.name]
+
+
+def test_a_token_writes_only_the_tenants_its_credential_grants(collector):
+    granted, other = _event(20), {**_event(21), "tenant_id": "bright-bank"}
+    before = sorted(collector.landing.rglob("*.jsonl"))
+    for kind, where in (("lines", {"line": 2}), ("array", {"index": 1})):
+        status, body = collector.post_events([granted, other], TOKENS["gw-b"], kind=kind)
+        assert (status, body["error"]) == (403, "tenant_not_granted")
+        assert body["problems"] == [
+            {**where, "reason": "tenant_not_granted", "tenant_id": "bright-bank"}
+        ]
+        assert "(bright-bank); nothing of this batch was stored" in body["detail"]
+    assert sorted(collector.landing.rglob("*.jsonl")) == before  # all or nothing per batch
+    # Another credential's grant holds that tenant; a "*" grant holds every tenant.
+    assert collector.post_events([granted, other], TOKENS["gw-a"])[0] == 202
+    nova = {**_event(22), "tenant_id": "nova-retail"}
+    assert collector.post_events([nova], TOKENS["gw-all"])[0] == 202
+    status, body = collector.post_events([nova], TOKENS["gw-a"])
+    assert (status, body["problems"][0]["tenant_id"]) == (403, "nova-retail")
+
+
+def test_webhooks_write_only_their_granted_tenants(collector):
+    before = sorted(collector.landing.rglob("*.jsonl"))
+    json_type = {"Content-Type": "application/json"}
+    body = json.dumps(vapi_report("vapi-grant-1", "bright-bank")).encode()
+    status, answer = collector.request(
+        "POST", "/v1/webhooks/vapi", body, {**json_type, "x-vapi-secret": VAPI_SECRET}
+    )
+    assert (status, answer["error"]) == (403, "tenant_not_granted")
+    assert {p["tenant_id"] for p in answer["problems"]} == {"bright-bank"}
+    body = json.dumps(retell_webhook("retell-grant-1", "acme-telecom")).encode()
+    headers = {**json_type, "x-retell-signature": retell_signature(RETELL_KEY, body)}
+    status, answer = collector.request("POST", "/v1/webhooks/retell", body, headers)
+    assert (status, answer["error"]) == (403, "tenant_not_granted")
+    assert {p["tenant_id"] for p in answer["problems"]} == {"acme-telecom"}
+    assert sorted(collector.landing.rglob("*.jsonl")) == before
+
+
+def test_a_credential_grants_only_the_tenants_it_lists(tmp_path):
+    from ledger.collect.credentials import CredentialsError, load_credentials
+
+    path = tmp_path / "collector.yaml"
+    cases = {
+        # Written before grants existed: the collector stops at start-up, the entry named.
+        "sources:\n  gw-a: {token: t-1}\n": "sources.gw-a.tenants: give the tenants",
+        "sources:\n  gw-a: {token: t-1, tenants: []}\n": "sources.gw-a.tenants: give the tenants",
+        "sources:\n  gw-a: {token: t-1, tenants: ['*', acme]}\n": "list it alone",
+        "sources:\n  gw-a: {token: t-1, tenants: ['a b']}\n": "'a b' is not an identifier",
+        "vapi: {secret: s, tenant_id: acme, tenants: [bright]}\n": "vapi.tenants: must include "
+        "its tenant_id 'acme'",
+    }
+    for text, message in cases.items():
+        path.write_text(text)
+        with pytest.raises(CredentialsError) as caught:
+            load_credentials(path, environ={})
+        assert str(caught.value).startswith(f"{path}: ") and message in str(caught.value)
+    path.write_text(
+        "sources:\n  gw-a: {token: t-1, tenants: [acme, bright]}\n  gw-b: {token: t-2, "
+        "tenants: ['*']}\nvapi: {secret: s, tenant_id: acme}\n"
+    )
+    credentials = load_credentials(path, environ={})
+    grant_a, grant_b = credentials.grant_for("gw-a"), credentials.grant_for("gw-b")
+    assert [grant_a.allows(t) for t in ("acme", "bright", "nova", 7, None)] == [
+        True,
+        True,
+        False,
+        False,
+        False,
+    ]
+    assert [grant_b.allows(t) for t in ("acme", "nova")] == [True, True]
+    assert credentials.grant_for("unknown").allows("acme") is False
+    assert credentials.vapi is not None
+    assert [credentials.vapi.grant.allows(t) for t in ("acme", "bright")] == [True, False]
+
+
+def _read_until_closed(sock: socket.socket) -> bytes:
+    """Everything the server sends until it closes the connection (a guard of 30 s, never hit
+    by a server that times the client out)."""
+    sock.settimeout(30)
+    data = b""
+    while chunk := sock.recv(65536):
+        data += chunk
+    return data
+
+
+def test_slow_clients_are_disconnected_without_holding_the_collector(tmp_path):
+    collector = _collector(tmp_path / "slow")
+    collector.options = ("--header-timeout", "1", "--body-timeout", "1")
+    collector.start()
+    try:
+        before = sorted(collector.landing.rglob("*.jsonl"))
+        silent = socket.create_connection(("127.0.0.1", collector.port))
+        half = socket.create_connection(("127.0.0.1", collector.port))
+        half.sendall(b"POST /v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthoriz")
+        body = socket.create_connection(("127.0.0.1", collector.port))
+        body.sendall(
+            b"POST /v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            + f"Authorization: Bearer {TOKENS['gw-a']}\r\n".encode()
+            + b"Content-Type: application/x-ndjson\r\nContent-Length: 500\r\n\r\n"
+            + json.dumps(_event(30)).encode()[:40]
+        )
+        huge = socket.create_connection(("127.0.0.1", collector.port))
+        huge.sendall(b"GET /healthz HTTP/1.1\r\nX-Padding: " + b"a" * 70_000)
+        # A client that never finishes its headers (or sends nothing) gets 408 and is closed;
+        # one that never finishes its body is closed, and nothing of it is stored.
+        for sock in (silent, half):
+            with sock:
+                assert _read_until_closed(sock).startswith(b"HTTP/1.1 408 Request Timeout\r\n")
+        with body:
+            assert _read_until_closed(body) == b""
+        with huge:
+            reply = _read_until_closed(huge)
+        assert reply.startswith(b"HTTP/1.1 431 Request Header Fields Too Large\r\n")
+        assert sorted(collector.landing.rglob("*.jsonl")) == before
+        assert collector.post_events([_event(31)])[0] == 202  # and the collector serves on
+    finally:
+        collector.stop()
+
+
+def _status(port: int, path: str = "/healthz") -> int:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        connection.request("GET", path)
+        return connection.getresponse().status
+    finally:
+        connection.close()
+
+
+def _eventually_status(port: int, expected: int) -> int:
+    # The server notices closed connections on its own schedule: ask until it has.
+    deadline, status = time.monotonic() + 30, 0
+    while time.monotonic() < deadline and status != expected:
+        status = _status(port)
+        time.sleep(0.05)
+    return status
+
+
+def test_connections_over_the_cap_get_503(tmp_path):
+    collector = _collector(tmp_path / "cap")
+    collector.options = ("--max-connections", "3", "--header-timeout", "120")
+    collector.start()
+    held: list[socket.socket] = []
+
+    def hold() -> None:
+        sock = socket.create_connection(("127.0.0.1", collector.port))
+        sock.sendall(b"POST /v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # and stalls
+        held.append(sock)
+
+    try:
+        hold()
+        hold()
+        assert _eventually_status(collector.port, 200) == 200  # the third of three: served
+        hold()
+        assert _status(collector.port) == 503  # a fourth while three are open
+        for sock in held:
+            sock.close()
+        assert _eventually_status(collector.port, 200) == 200
+    finally:
+        for sock in held:
+            sock.close()
+        collector.stop()

@@ -11,7 +11,7 @@ import pytest
 
 from ledger.core.settings import Settings
 from ledger.ingest import ingest_paths
-from ledger.ingest.files import REFUSED_SYMLINK, discover
+from ledger.ingest.files import REFUSED_HARDLINK, REFUSED_OUTSIDE, REFUSED_SYMLINK, discover
 from tests.support.events import INGEST_TIME, llm, query, write_jsonl
 
 
@@ -435,3 +435,76 @@ def test_a_moved_home_reads_its_own_parquet_files_after_the_next_ingest(tmp_path
     assert query(new, "select event_id from raw.events order by 1") == [("1",), ("2",)]
     [(view,)] = query(new, "select sql from duckdb_views() where view_name = 'events'")
     assert str(tmp_path / "old") not in view and str(tmp_path / "new" / "raw") in view
+
+
+def test_the_cli_refuses_a_named_path_outside_the_landing_folder(settings: Settings) -> None:
+    from click.testing import CliRunner
+
+    from ledger.commands.cli import main
+
+    landing = settings.landing_dir
+    inside = write_jsonl(landing / "in.jsonl", [llm("in-1")])
+    write_jsonl(settings.home.parent / "outside" / "file.jsonl", [llm("out-1")])
+    escaping = landing / ".." / ".." / "outside" / "file.jsonl"  # ../outside/file.jsonl
+    env = {"LEDGER_HOME": str(settings.home)}
+
+    result = CliRunner().invoke(main, ["ingest", str(escaping), str(inside)], env=env)
+
+    assert result.exit_code == 0, result.output
+    output = " ".join(result.output.split())
+    assert f"{escaping}: {REFUSED_OUTSIDE} {landing}" in output
+    assert "1 files ingested (0 already ingested): 1 events accepted" in output
+    assert query(settings, "select event_id from raw.events") == [("in-1",)]
+    # The library reads any folder it is given when no landing folder is named (tests, tools).
+    assert discover([escaping]) == [escaping.resolve()]
+
+
+def test_a_hard_link_in_the_landing_folder_is_refused_like_a_symbolic_link(
+    settings: Settings, tmp_path: Path
+) -> None:
+    import os
+
+    secret = write_jsonl(tmp_path / "outside" / "secret.jsonl", [llm("secret-1")])
+    landing = tmp_path / "landing"
+    real = write_jsonl(landing / "real.jsonl", [llm("r-1")])
+    os.link(secret, landing / "linked.jsonl")
+    os.link(secret, tmp_path / "linked-named.jsonl")
+    refused: list[tuple[str, str]] = []
+
+    results = ingest_paths(
+        settings,
+        [landing, tmp_path / "linked-named.jsonl"],
+        ingest_time=INGEST_TIME,
+        on_refused=lambda path, why: refused.append((path.name, why)),
+    )
+
+    assert [(r.path, r.accepted) for r in results] == [(real, 1)]
+    assert sorted(refused) == [
+        ("linked-named.jsonl", REFUSED_HARDLINK),
+        ("linked.jsonl", REFUSED_HARDLINK),
+    ]
+    assert query(settings, "select event_id from raw.events") == [("r-1",)]
+
+
+def test_control_characters_in_file_names_never_reach_the_terminal(settings: Settings) -> None:
+    from click.testing import CliRunner
+
+    from ledger.commands.cli import main
+
+    landing = settings.landing_dir
+    write_jsonl(landing / "clear\x1b[2J\x1b[31mred [/bold].jsonl", [llm("e-1")])
+    outside = write_jsonl(settings.home.parent / "target.jsonl", [llm("e-2")])
+    (landing / "title\x1b]0;pwned\x07\nfake line.jsonl").symlink_to(outside)
+    env = {"LEDGER_HOME": str(settings.home)}
+
+    outputs = [CliRunner().invoke(main, command, env=env) for command in (["ingest"], ["recover"])]
+
+    for result in outputs:
+        assert result.exit_code == 0, result.output
+        assert "\x1b" not in result.output and "\x07" not in result.output
+        output = " ".join(result.output.split())
+        # The names are shown escaped, each on its one line; `[/bold]` is text, not markup.
+        assert f"{landing}/clear\\x1b[2J\\x1b[31mred [/bold].jsonl: 1 rows" in output
+        assert f"{landing}/title\\x1b]0;pwned\\x07\\nfake line.jsonl: {REFUSED_SYMLINK}" in output
+    assert "1 files ingested" in outputs[0].output
+    assert "recovered" in outputs[1].output
