@@ -8,7 +8,7 @@ the dbt source columns (tested against them). Change a rule here and every consu
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Annotated, Literal
 
@@ -90,6 +90,11 @@ Quantity = Annotated[
     Decimal, BeforeValidator(_decimal_text), Field(ge=0, max_digits=18, decimal_places=6)
 ]
 Timestamp = Annotated[AwareDatetime, BeforeValidator(_rfc3339_text)]
+# No event of a metered voice session happened before 2000 (SPEC 3): an earlier `occurred_at` (a
+# zero value such as 0001-01-01 from an unset clock) is `bad_value`, not a date every report would
+# have to survive (ISO weeks and calendar joins have nothing for year 1).
+EARLIEST_OCCURRED_AT = datetime(2000, 1, 1, tzinfo=UTC)
+OccurredAt = Annotated[Timestamp, Field(ge=EARLIEST_OCCURRED_AT)]
 
 Scenario = Literal["customer_service", "companion", "hardware", "outbound", "other"]
 Channel = Literal["pstn", "sip", "webrtc", "device"]
@@ -113,7 +118,7 @@ class _EventBase(BaseModel):
 
     event_id: Identifier
     source: Identifier
-    occurred_at: Timestamp
+    occurred_at: OccurredAt
     tenant_id: Identifier
     session_id: Identifier
 
