@@ -130,7 +130,9 @@ def _spec_from_field(name: str, annotation: object, metadata: list[object]) -> F
         return FieldSpec(name, "string", **limits, pattern=pattern)
     if annotation is AwareDatetime:
         earliest = limits.get("minimum")
-        return FieldSpec(name, "timestamp", earliest=earliest if isinstance(earliest, datetime) else None)
+        return FieldSpec(
+            name, "timestamp", earliest=earliest if isinstance(earliest, datetime) else None
+        )
     raise TypeError(f"contract field {name!r} has a type the ingest cannot map: {annotation!r}")
 
 
