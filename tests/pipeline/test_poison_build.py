@@ -1,0 +1,97 @@
+"""No event that passes ingest can make a build or publish fail (issue 26, SPEC 3).
+
+Two events that used to pass ingest and then stop every run, landed beside a simulated day: an
+`llm.usage` whose session already belongs to another tenant (it failed the dbt test
+`unique_fct_focus_charges`, naming no event) and one dated 0001-01-01 (publish failed in
+`isocalendar`). A real build and publish now succeed, the simulated events are the ledger, and the
+two wait in the quarantine with their reasons.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from ledger.core.settings import REPO_ROOT, Settings
+
+pytestmark = pytest.mark.integration
+
+
+def _rows(path: Path, sql: str) -> list[tuple]:
+    with duckdb.connect(str(path), read_only=True) as con:
+        return con.execute(sql).fetchall()
+
+
+def test_poison_events_beside_good_ones_are_quarantined_and_the_build_publishes(
+    tmp_path: Path,
+) -> None:
+    from ledger.commands.build import run_build
+    from ledger.simulate import simulate
+
+    settings = Settings(home=tmp_path / "home", reference_dir=REPO_ROOT / "data" / "reference")
+    settings.ensure_dirs()
+    summary = simulate(
+        settings.landing_dir,
+        tenants=2,
+        days=1,
+        start=date(2026, 11, 15),
+        sessions_per_day=4,
+        bad_row_share=0.0,
+        duplicate_share=0.0,
+    )
+    events = [
+        json.loads(line)
+        for path in summary.files
+        for line in path.read_text().splitlines()
+        if line.strip()
+    ]
+    tenants = sorted({e["tenant_id"] for e in events})
+    assert len(tenants) == 2
+    victim = next(
+        e for e in events if e["event_type"] == "llm.usage" and e["tenant_id"] == tenants[0]
+    )
+    spoof = {**victim, "event_id": "poison-tenant", "tenant_id": tenants[1]}
+    zero_clock = {
+        **victim,
+        "event_id": "poison-year-1",
+        "session_id": "poison-session",
+        "occurred_at": "0001-01-01T00:00:00Z",
+    }
+    poison = settings.landing_dir / "zz-poison.jsonl"
+    poison.write_text(json.dumps(spoof) + "\n" + json.dumps(zero_clock) + "\n")
+
+    outcome = run_build(settings)
+
+    assert outcome.success, "\n".join(outcome.lines)
+    assert _rows(settings.warehouse_path, "select count(*) from raw.events") == [(summary.events,)]
+    assert _rows(
+        settings.warehouse_path,
+        "select source_file, line_number, reason, detail, event_id from raw.quarantine "
+        "order by line_number",
+    ) == [
+        (
+            str(poison),
+            1,
+            "session_tenant_conflict",
+            _rows(
+                settings.warehouse_path,
+                "select 'the session belongs to another tenant, first seen in file ' || file_id "
+                f"|| ' line ' || line_number from raw.session_tenants "
+                f"where session_id = '{victim['session_id']}'",
+            )[0][0],
+            "poison-tenant",
+        ),
+        (str(poison), 2, "bad_value", "occurred_at", "poison-year-1"),
+    ]
+    published = _rows(
+        settings.published_path,
+        "select session_id, tenant_id from marts.fct_session_ledger order by 1",
+    )
+    assert len(published) == summary.sessions
+    assert (victim["session_id"], tenants[0]) in published
+    assert {s for s, _ in published}.isdisjoint({"poison-session"})
+    assert [t for s, t in published if s == victim["session_id"]] == [tenants[0]]
