@@ -624,6 +624,8 @@ session_fates as (
     'session_tenant_conflict' as fate,
     'the session belongs to another tenant, first seen '
       || case
+           -- (an earlier piece of the same large file is in the table already)
+           when x.file_id = k.file_id then 'in line ' || x.line_number
            when x.session_id is not null
              then coalesce('in file ' || x.file_id || ' line ' || x.line_number, 'earlier')
            when g.file_id = k.file_id then 'in line ' || g.line_number

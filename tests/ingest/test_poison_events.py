@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from ledger.core.settings import Settings
 from ledger.ingest import ingest_paths
 from ledger.warehouse import connect
@@ -168,3 +170,47 @@ def test_a_warehouse_from_before_the_session_table_fills_it_once_from_its_events
         settings,
         "select session_id, tenant_id, file_id, line_number from raw.session_tenants order by 1",
     ) == [("s-1", "acme-telecom", 1, 1), ("s-2", "acme-telecom", 1, 2)]
+
+
+def test_a_large_file_committed_in_pieces_decides_sessions_as_the_whole_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ledger.ingest.files as files
+
+    # Sessions s-0..s-3, each first under acme-telecom; every fifth line claims one for nova-retail.
+    lines = [
+        llm(
+            str(n),
+            session_id=f"s-{n % 4}",
+            tenant_id="nova-retail" if n % 5 == 4 else "acme-telecom",
+        )
+        for n in range(40)
+    ]
+    whole, pieces = _settings(tmp_path / "whole"), _settings(tmp_path / "pieces")
+    [expected] = ingest_paths(
+        whole, [write_jsonl(tmp_path / "a.jsonl", lines)], ingest_time=INGEST_TIME
+    )
+    monkeypatch.setattr(files, "CHUNKED_ABOVE_BYTES", 100)
+    monkeypatch.setattr(files, "CHUNK_BYTES", 1500)  # about 5 lines a piece
+
+    [result] = ingest_paths(
+        pieces, [write_jsonl(tmp_path / "b.jsonl", lines)], ingest_time=INGEST_TIME
+    )
+
+    assert expected.reasons == result.reasons == {"session_tenant_conflict": 8}
+    state = "select line_number, reason, detail, event_id from raw.quarantine order by 1"
+    assert query(pieces, state) == query(whole, state)
+    assert query(whole, state)[:2] == [
+        (
+            5,
+            "session_tenant_conflict",
+            "the session belongs to another tenant, first seen in line 1",
+            "4",
+        ),
+        (
+            10,
+            "session_tenant_conflict",
+            "the session belongs to another tenant, first seen in line 2",
+            "9",
+        ),
+    ]
