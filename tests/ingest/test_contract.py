@@ -242,6 +242,11 @@ CASES: list[tuple[str, tuple[str, str | None] | None]] = [
     (json.dumps(event("session.started"), separators=(",", ":")), None),
     (line("llm.usage", turn_index=2**62), None),
     (line("llm.usage", turn_index=2**62 + 1), ("bad_value", "turn_index")),
+    # a metered count is priced: 12 digits at most, as a decimal (2**62 tokens overflowed a build)
+    (line("llm.usage", input_tokens=10**12 - 1), None),
+    (line("llm.usage", input_tokens=10**12), ("bad_value", "input_tokens")),
+    (line("llm.usage", input_tokens=2**62), ("bad_value", "input_tokens")),
+    (line("tts.usage", characters=10**12), ("bad_value", "characters")),
     (line("llm.usage", provider={"name": "deepseek"}), ("bad_type", "provider")),
     (line("llm.usage", provider=["deepseek"]), ("bad_type", "provider")),
     (line("tts.usage", audio_seconds=1.123456), None),

@@ -75,13 +75,22 @@ def test_poison_events_beside_good_ones_are_quarantined_and_the_build_publishes(
         "session_id": "poison-session",
         "occurred_at": "0001-01-01T00:00:00Z",
     }
+    # 2**62 tokens overflowed the pricing; the most a metered count may be still prices.
+    overflow = {**victim, "event_id": "poison-tokens", "input_tokens": 2**62}
+    most = {**victim, "event_id": "most-tokens", "input_tokens": 10**12 - 1}
     poison = settings.landing_dir / "zz-poison.jsonl"
-    poison.write_text(json.dumps(spoof) + "\n" + json.dumps(zero_clock) + "\n")
+    poison.write_text("".join(json.dumps(e) + "\n" for e in (spoof, zero_clock, overflow, most)))
 
     outcome = run_build(settings)
 
     assert outcome.success, "\n".join(outcome.lines)
-    assert _rows(settings.warehouse_path, "select count(*) from raw.events") == [(summary.events,)]
+    assert _rows(settings.warehouse_path, "select count(*) from raw.events") == [
+        (summary.events + 1,)
+    ]
+    assert _rows(
+        settings.warehouse_path,
+        "select count(distinct event_id) from marts.fct_usage_lines where event_id = 'most-tokens'",
+    ) == [(1,)]
     assert _rows(
         settings.warehouse_path,
         "select source_file, line_number, reason, detail, event_id from raw.quarantine "
@@ -100,6 +109,7 @@ def test_poison_events_beside_good_ones_are_quarantined_and_the_build_publishes(
             "poison-tenant",
         ),
         (str(poison), 2, "bad_value", "occurred_at", "poison-year-1"),
+        (str(poison), 3, "bad_value", "input_tokens", "poison-tokens"),
     ]
     published = _rows(
         settings.published_path,
