@@ -8,7 +8,7 @@ the dbt source columns (tested against them). Change a rule here and every consu
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Annotated, Literal
 
@@ -86,10 +86,19 @@ CurrencyCode = Annotated[
     str, Field(min_length=3, max_length=3, pattern=_anchored(CURRENCY_PATTERN))
 ]
 Count = Annotated[StrictInt, Field(ge=0, le=2**62)]
+# A metered count (tokens, characters, images) is priced: at most 12 digits, as a decimal's integer
+# part. One event of 2**62 tokens passed ingest and overflowed the pricing's DECIMAL arithmetic,
+# failing every build (issue 26); every usage type at 999,999,999,999 builds and publishes.
+MeteredCount = Annotated[StrictInt, Field(ge=0, le=10**12 - 1)]
 Quantity = Annotated[
     Decimal, BeforeValidator(_decimal_text), Field(ge=0, max_digits=18, decimal_places=6)
 ]
 Timestamp = Annotated[AwareDatetime, BeforeValidator(_rfc3339_text)]
+# No event of a metered voice session happened before 2000 (SPEC 3): an earlier `occurred_at` (a
+# zero value such as 0001-01-01 from an unset clock) is `bad_value`, not a date every report would
+# have to survive (ISO weeks and calendar joins have nothing for year 1).
+EARLIEST_OCCURRED_AT = datetime(2000, 1, 1, tzinfo=UTC)
+OccurredAt = Annotated[Timestamp, Field(ge=EARLIEST_OCCURRED_AT)]
 
 Scenario = Literal["customer_service", "companion", "hardware", "outbound", "other"]
 Channel = Literal["pstn", "sip", "webrtc", "device"]
@@ -113,7 +122,7 @@ class _EventBase(BaseModel):
 
     event_id: Identifier
     source: Identifier
-    occurred_at: Timestamp
+    occurred_at: OccurredAt
     tenant_id: Identifier
     session_id: Identifier
 
@@ -146,9 +155,9 @@ class LlmUsage(_EventBase):
     provider: Identifier
     model: Identifier
     turn_index: Count
-    input_tokens: Count
-    cached_input_tokens: Count
-    output_tokens: Count
+    input_tokens: MeteredCount
+    cached_input_tokens: MeteredCount
+    output_tokens: MeteredCount
     phase: Phase | None = None
     route: ShortCode | None = None
 
@@ -158,7 +167,7 @@ class TtsUsage(_EventBase):
     provider: Identifier
     model: Identifier
     turn_index: Count | None = None
-    characters: Count
+    characters: MeteredCount
     audio_seconds: Quantity
     cache_hit: StrictBool = False
 
@@ -168,12 +177,12 @@ class RealtimeUsage(_EventBase):
     provider: Identifier
     model: Identifier
     turn_index: Count | None = None
-    input_audio_tokens: Count
-    cached_input_audio_tokens: Count
-    input_text_tokens: Count
-    cached_input_text_tokens: Count
-    output_audio_tokens: Count
-    output_text_tokens: Count
+    input_audio_tokens: MeteredCount
+    cached_input_audio_tokens: MeteredCount
+    input_text_tokens: MeteredCount
+    cached_input_text_tokens: MeteredCount
+    output_audio_tokens: MeteredCount
+    output_text_tokens: MeteredCount
 
 
 class VisionUsage(_EventBase):
@@ -181,8 +190,8 @@ class VisionUsage(_EventBase):
     provider: Identifier
     model: Identifier
     turn_index: Count | None = None
-    images: Count
-    image_tokens: Count
+    images: MeteredCount
+    image_tokens: MeteredCount
     cache_hit: StrictBool = False
 
 
@@ -197,8 +206,8 @@ class InfraUsage(_EventBase):
 class TurnInterrupted(_EventBase):
     event_type: Literal["turn.interrupted"]
     turn_index: Count
-    wasted_output_tokens: Count
-    wasted_tts_characters: Count
+    wasted_output_tokens: MeteredCount
+    wasted_tts_characters: MeteredCount
     is_false_interruption: StrictBool
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import types
 import typing
 from dataclasses import dataclass
+from datetime import datetime
 from decimal import Decimal
 from functools import cache
 
@@ -39,6 +40,9 @@ QUARANTINE_REASONS: tuple[str, ...] = (
     "bad_value",
     "future_timestamp",
     "id_conflict",
+    # A valid event whose session_id already belongs to another tenant (earlier in the warehouse or
+    # in the same batch): a session has one payer, else its charges would be counted twice.
+    "session_tenant_conflict",
     # A whole landing file that cannot be read (truncated or fake gzip, not Parquet): one row.
     "unreadable_file",
 )
@@ -57,6 +61,7 @@ class FieldSpec:
     maximum: int | None = None
     choices: tuple[str, ...] = ()
     pattern: str | None = None  # unanchored; the whole value must match
+    earliest: datetime | None = None  # a timestamp's lower limit (aware), from the model's `ge`
 
     @property
     def duckdb_type(self) -> str:
@@ -84,7 +89,7 @@ def _spec_from_field(name: str, annotation: object, metadata: list[object]) -> F
     if typing.get_origin(annotation) is typing.Annotated:
         base, *extra = typing.get_args(annotation)
         return _spec_from_field(name, base, [*extra, *metadata])
-    limits: dict[str, int] = {}
+    limits: dict[str, object] = {}
     pattern: str | None = None
     for item in metadata:
         # Field(pattern=...) keeps the anchored pattern in pydantic's general metadata.
@@ -124,7 +129,10 @@ def _spec_from_field(name: str, annotation: object, metadata: list[object]) -> F
     if annotation is str:
         return FieldSpec(name, "string", **limits, pattern=pattern)
     if annotation is AwareDatetime:
-        return FieldSpec(name, "timestamp")
+        earliest = limits.get("minimum")
+        return FieldSpec(
+            name, "timestamp", earliest=earliest if isinstance(earliest, datetime) else None
+        )
     raise TypeError(f"contract field {name!r} has a type the ingest cannot map: {annotation!r}")
 
 

@@ -6,7 +6,9 @@ outcome is the one committing them one by one would have; a failure rolls the gr
 files are committed one by one):
 1. valid lines are deduplicated on (`source`, `event_id`) against everything ever ingested and
    against earlier lines of the same file: the same payload is a duplicate (counted, dropped), a
-   different payload is quarantined as `id_conflict` and the first version stays;
+   different payload is quarantined as `id_conflict` and the first version stays; a line whose
+   session already belongs to another tenant (earlier ingests, then earlier lines of the group:
+   `raw.session_tenants`) is quarantined as `session_tenant_conflict`;
 2. accepted events go to `raw.events`, broken lines and conflicts to `raw.quarantine` with their raw
    text, file and line, and the file goes to the manifest `raw.ingested_files`.
 A crash anywhere before the commit leaves nothing of the file visible; the manifest's content hash
@@ -30,6 +32,7 @@ from ledger.core.sql import literal
 from ledger.ingest.files import content_sha256
 from ledger.ingest.stage import StagedFile, Validator, raw_lines
 from ledger.warehouse import KEY_HASH, land_events
+from ledger.warehouse.raw_layout import SESSION_HASH
 
 # The quarantine reason of a file that cannot be read at all (one row, no line number).
 UNREADABLE_FILE = "unreadable_file"
@@ -278,11 +281,11 @@ def _commit_rows(
 
     try:
         con.execute(_FATES_SQL.replace("{staged}", staged))
-        # A valid line an id conflict quarantines has no raw text in the validated rows (only a
+        # A valid line a conflict (id or session) quarantines has no raw text in the validated rows (only a
         # broken line does): read again from its file (conflicts are few), joined on below through
         # the replacement scan of `conflict_texts`.
         conflicts = con.execute(
-            "select file_id, line_number from fates where fate = 'id_conflict'"
+            "select file_id, line_number from fates where fate <> 'duplicate'"
         ).fetchall()
         conflict_texts = _conflict_texts(files, conflicts) if conflicts else None
         with_texts = (
@@ -348,7 +351,7 @@ def _staged_group(files: list[_Lines]) -> tuple[pa.Table, str, str]:
 def _quarantine_sql(staged: str, group_files: str, with_texts: str) -> str:
     """The insert of the group's quarantined lines (the validator's reasons and the fates'
     id conflicts) into raw.quarantine, with `$now` as their time."""
-    # A conflicting line's source and event id are its typed values.
+    # A valid line's conflict (id or session) gives its source and event id as typed values.
     return f"""
             insert into raw.quarantine
             with quarantined as (
@@ -356,17 +359,17 @@ def _quarantine_sql(staged: str, group_files: str, with_texts: str) -> str:
                      coalesce(s.quarantine_reason, f.fate) as reason,
                      coalesce(s.quarantine_detail, f.detail) as detail,
                      {"coalesce(s.raw_text, c.raw_text)" if with_texts else "s.raw_text"} as raw_text,
-                     s.source, s.event_id
-              from {staged} s left join (select * from fates where fate = 'id_conflict') f
+                     s.source, s.event_id, s.quarantine_reason is null as valid
+              from {staged} s left join (select * from fates where fate <> 'duplicate') f
                 using (seq)
               {with_texts}
               where s.quarantine_reason is not null or f.fate is not null
             )
             select q.file_id, g.path, q.line_number, q.reason, q.detail, q.raw_text,
-                   case when q.reason = 'id_conflict' then q.source
+                   case when q.valid then q.source
                         when q.reason <> 'malformed_json'
                         then json_extract_string(q.raw_text, '$.source') end,
-                   case when q.reason = 'id_conflict' then q.event_id
+                   case when q.valid then q.event_id
                         when q.reason <> 'malformed_json'
                         then json_extract_string(q.raw_text, '$.event_id') end,
                    $now
@@ -526,11 +529,12 @@ def _insert_unreadable(
 # Fate of each valid staged line that is not simply accepted: an earlier ingest wins over the
 # group; within the group the first line wins (files in commit order, then lines). Same payload
 # hash -> duplicate; different -> id_conflict (the first version stays). Only keys seen before or
-# repeated in the group can have such a fate.
+# repeated in the group can have such a fate; then, of the lines kept, those whose session belongs
+# to another tenant (`session_fates`).
 _FATES_SQL = f"""
 create or replace temp table fates as
 with valid as (
-  select seq, file_id, line_number, source, event_id, payload_hash
+  select seq, file_id, line_number, source, event_id, payload_hash, session_id, tenant_id
   from {{staged}}
   where quarantine_reason is null
 ),
@@ -563,23 +567,76 @@ candidates as (
   left join earlier x on x.source = v.source and x.event_id = v.event_id
   left join firsts r on r.source = v.source and r.event_id = v.event_id
   where x.payload_hash is not null or (r.first_seq is not null and v.seq > r.first_seq)
+),
+key_fates as (
+  select
+    seq,
+    file_id,
+    line_number,
+    case
+      when earlier_hash = payload_hash then 'duplicate'
+      when earlier_hash is not null then 'id_conflict'
+      when payload_hash = first_hash then 'duplicate'
+      else 'id_conflict'
+    end as fate,
+    case
+      when earlier_hash is not null
+        then 'differs from the version kept from file ' || earlier_file || ' line ' || earlier_line
+      when first_file = file_id
+        then 'differs from the version kept from line ' || first_line
+      else 'differs from the version kept from file ' || first_file || ' line ' || first_line
+    end as detail
+  from candidates
+),
+-- A session belongs to one tenant: the tenant of its first accepted event (earlier ingests first,
+-- then the group in commit order). Of the lines the key rules keep, one of a session kept under
+-- another tenant is `session_tenant_conflict` (the detail names where the session's tenant was
+-- first seen, not the tenant: the quarantine is shown to people who may not see that tenant).
+keepers as (
+  select seq, file_id, line_number, session_id, tenant_id
+  from valid
+  where seq not in (select seq from key_fates)
+),
+session_matches as materialized (
+  select session_id, tenant_id, file_id, line_number
+  from raw.session_tenants
+  where session_hash in (select {SESSION_HASH} from keepers)
+),
+kept_sessions as (
+  select s.session_id, any_value(s.tenant_id) as tenant_id, any_value(s.file_id) as file_id,
+         any_value(s.line_number) as line_number
+  from session_matches s
+  semi join keepers k on k.session_id = s.session_id
+  group by all
+),
+group_sessions as (
+  select session_id, arg_min(tenant_id, seq) as tenant_id, arg_min(file_id, seq) as file_id,
+         arg_min(line_number, seq) as line_number
+  from keepers
+  group by all
+  having count(distinct tenant_id) > 1
+),
+session_fates as (
+  select
+    k.seq,
+    k.file_id,
+    k.line_number,
+    'session_tenant_conflict' as fate,
+    'the session belongs to another tenant, first seen '
+      || case
+           -- (an earlier piece of the same large file is in the table already)
+           when x.file_id = k.file_id then 'in line ' || x.line_number
+           when x.session_id is not null
+             then coalesce('in file ' || x.file_id || ' line ' || x.line_number, 'earlier')
+           when g.file_id = k.file_id then 'in line ' || g.line_number
+           else 'in file ' || g.file_id || ' line ' || g.line_number
+         end as detail
+  from keepers k
+  left join kept_sessions x on x.session_id = k.session_id
+  left join group_sessions g on g.session_id = k.session_id
+  where coalesce(x.tenant_id, g.tenant_id) <> k.tenant_id
 )
-select
-  seq,
-  file_id,
-  line_number,
-  case
-    when earlier_hash = payload_hash then 'duplicate'
-    when earlier_hash is not null then 'id_conflict'
-    when payload_hash = first_hash then 'duplicate'
-    else 'id_conflict'
-  end as fate,
-  case
-    when earlier_hash is not null
-      then 'differs from the version kept from file ' || earlier_file || ' line ' || earlier_line
-    when first_file = file_id
-      then 'differs from the version kept from line ' || first_line
-    else 'differs from the version kept from file ' || first_file || ' line ' || first_line
-  end as detail
-from candidates
+select * from key_fates
+union all
+select * from session_fates
 """

@@ -15,7 +15,8 @@ both paths name the same reason for the same line:
 4. `missing_field`: a field the event type requires is absent;
 5. `unknown_field`: a non-null key the event type does not have;
 6. `bad_type`: a value of the wrong JSON type or textual form;
-7. `bad_value`: a value outside its limits (length, enum, >= 0, decimal places, ended_at >= started_at);
+7. `bad_value`: a value outside its limits (length, enum, >= 0, decimal places, `occurred_at` from
+   2000-01-01, ended_at >= started_at);
 8. `future_timestamp`: `occurred_at` more than 5 minutes after the ingest time.
 
 Decimals are exact. A decimal is a JSON string or a JSON number, and either way it is judged by
@@ -127,6 +128,9 @@ def _value_ok(field: FieldSpec) -> str | None:
             f"regexp_full_match(s_{name}, "
             f"'[0-9]{{1,{integer_digits}}}(\\.[0-9]{{0,{DECIMAL_SCALE}}}0*)?')"
         )
+    if field.kind == "timestamp" and field.earliest is not None:
+        # The instant, whatever offset it was written with (pydantic's `ge` compares instants).
+        return f"ts_{name} >= timestamptz {_quote(field.earliest.isoformat())}"
     return None
 
 

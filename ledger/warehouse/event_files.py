@@ -14,7 +14,7 @@ import duckdb
 from ledger.contract.fields import raw_event_columns
 from ledger.core.durable import replace_durably
 from ledger.core.sql import literal
-from ledger.warehouse.raw_layout import KEY_HASH, raw_root, refresh_events_view
+from ledger.warehouse.raw_layout import KEY_HASH, SESSION_HASH, raw_root, refresh_events_view
 
 
 def land_events(
@@ -89,6 +89,7 @@ def land_events(
             f"insert into raw.event_keys select source, event_id, key_hash, payload_hash, "
             f"file_id, line_number, {literal(batch_id)} from {source}"
         )
+        read(record_session_tenants(source))
         if source != relation:  # (a failed transaction rolls it back with the rest)
             con.execute("drop table __landing")
         if refresh:
@@ -100,6 +101,26 @@ def land_events(
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return written
+
+
+def record_session_tenants(relation: str) -> str:
+    """SQL: insert into raw.session_tenants the sessions of `relation` (raw.events' columns) it
+    does not hold yet, each with the tenant of its first row (by file and line). The ingest has
+    quarantined every row whose session belongs to another tenant, so its rows agree."""
+    return f"""
+        insert into raw.session_tenants
+        select n.* from (
+          select session_id, tenant_id, {SESSION_HASH} as session_hash, file_id, line_number
+          from {relation}
+          where session_id is not null
+          qualify row_number() over (
+            partition by session_id
+            order by file_id nulls first, line_number nulls first, tenant_id
+          ) = 1
+        ) n
+        anti join raw.session_tenants k
+          on k.session_hash = n.session_hash and k.session_id = n.session_id
+    """
 
 
 def _date_folder(day) -> str:

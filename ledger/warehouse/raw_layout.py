@@ -74,6 +74,19 @@ EVENT_KEY_COLUMNS: tuple[tuple[str, str], ...] = (
     ("batch_id", "VARCHAR"),
 )
 
+# The tenant each session belongs to: the first accepted event of the session decides, and a later
+# event of the session under another tenant is quarantined as `session_tenant_conflict` (SPEC 3).
+# One row per session, written with the events (`land_events`); the ingest looks a session up by
+# its hash, as it looks a key up in raw.event_keys.
+SESSION_TENANT_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("session_id", "VARCHAR"),
+    ("tenant_id", "VARCHAR"),
+    ("session_hash", "UBIGINT"),
+    ("file_id", "BIGINT"),  # where the session's tenant was first seen (NULL: migrated)
+    ("line_number", "BIGINT"),
+)
+SESSION_HASH = "hash(session_id)"
+
 
 def raw_root(con: duckdb.DuckDBPyConnection) -> Path:
     """Where the Parquet files of this warehouse's raw layer live.

@@ -9,13 +9,14 @@ import duckdb
 from ledger.contract.fields import raw_event_columns
 from ledger.core.durable import replace_durably
 from ledger.core.sql import literal
-from ledger.warehouse.event_files import land_events
+from ledger.warehouse.event_files import land_events, record_session_tenants
 from ledger.warehouse.raw_layout import (
     ADDED_EVENT_COLUMNS,
     EVENT_FILE_COLUMNS,
     EVENT_KEY_COLUMNS,
     INGESTED_FILE_COLUMNS,
     QUARANTINE_COLUMNS,
+    SESSION_TENANT_COLUMNS,
     ddl,
     events_relation_kind,
     raw_root,
@@ -35,6 +36,8 @@ def ensure_raw_schema(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(ddl("raw.ingested_files", INGESTED_FILE_COLUMNS))
     con.execute(ddl("raw.event_files", EVENT_FILE_COLUMNS))
     con.execute(ddl("raw.event_keys", EVENT_KEY_COLUMNS))
+    sessions_known = _has_table(con, "session_tenants")
+    con.execute(ddl("raw.session_tenants", SESSION_TENANT_COLUMNS))
     con.execute("create sequence if not exists raw.file_id_seq start 1")
     kind = events_relation_kind(con)
     if kind == "BASE TABLE":
@@ -44,6 +47,20 @@ def ensure_raw_schema(con: duckdb.DuckDBPyConnection) -> None:
         # Also for an existing view: it names its files by absolute path, so a home that moved
         # reads its own files again from here on.
         refresh_events_view(con)
+    if not sessions_known and kind is not None:
+        # A warehouse from before the table: its sessions' tenants, read once from its events
+        # (the first event of a session by file and line decides, as the ingest would have).
+        con.execute(record_session_tenants("raw.events"))
+
+
+def _has_table(con: duckdb.DuckDBPyConnection, name: str) -> bool:
+    return bool(
+        con.execute(
+            "select count(*) from information_schema.tables where table_catalog = "
+            "current_database() and table_schema = 'raw' and table_name = ?",
+            [name],
+        ).fetchone()[0]
+    )
 
 
 def _migrate_events_table(con: duckdb.DuckDBPyConnection) -> None:

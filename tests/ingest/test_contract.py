@@ -209,6 +209,12 @@ CASES: list[tuple[str, tuple[str, str | None] | None]] = [
     (line("llm.usage", occurred_at="2026-11-01 10:00:00+08:00"), None),
     (line("llm.usage", occurred_at="2026-11-01t10:00:00z"), ("bad_type", "occurred_at")),
     (line("llm.usage", occurred_at="2026-11-30T12:04:59Z"), None),
+    # before 2000 is no metered event (an unset clock): bad_value, judged on the instant (SPEC 3)
+    (line("llm.usage", occurred_at="0001-01-01T00:00:00Z"), ("bad_value", "occurred_at")),
+    (line("llm.usage", occurred_at="1999-12-31T23:59:59.999999Z"), ("bad_value", "occurred_at")),
+    (line("llm.usage", occurred_at="2000-01-01T01:00:00+02:00"), ("bad_value", "occurred_at")),
+    (line("llm.usage", occurred_at="2000-01-01T00:00:00Z"), None),
+    (line("llm.usage", occurred_at="1999-12-31T23:00:00-02:00"), None),
     (line("llm.usage", occurred_at="2026-11-30T12:05:01Z"), ("future_timestamp", "occurred_at")),
     (
         line("llm.usage", occurred_at="2026-11-30T20:05:01+08:00"),
@@ -236,6 +242,11 @@ CASES: list[tuple[str, tuple[str, str | None] | None]] = [
     (json.dumps(event("session.started"), separators=(",", ":")), None),
     (line("llm.usage", turn_index=2**62), None),
     (line("llm.usage", turn_index=2**62 + 1), ("bad_value", "turn_index")),
+    # a metered count is priced: 12 digits at most, as a decimal (2**62 tokens overflowed a build)
+    (line("llm.usage", input_tokens=10**12 - 1), None),
+    (line("llm.usage", input_tokens=10**12), ("bad_value", "input_tokens")),
+    (line("llm.usage", input_tokens=2**62), ("bad_value", "input_tokens")),
+    (line("tts.usage", characters=10**12), ("bad_value", "characters")),
     (line("llm.usage", provider={"name": "deepseek"}), ("bad_type", "provider")),
     (line("llm.usage", provider=["deepseek"]), ("bad_type", "provider")),
     (line("tts.usage", audio_seconds=1.123456), None),

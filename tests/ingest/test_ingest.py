@@ -279,6 +279,7 @@ def test_raw_tables_are_created_once_and_survive_a_second_call(settings: Setting
         ("events", "VIEW"),
         ("ingested_files", "BASE TABLE"),
         ("quarantine", "BASE TABLE"),
+        ("session_tenants", "BASE TABLE"),
     ]
 
 
