@@ -10,6 +10,7 @@
 | `LEDGER_QUARANTINE_RETENTION_DAYS` | `30`                     | days a quarantined line keeps its raw text |
 | `LEDGER_ENGINE`             | `duckdb`                        | engine dbt runs on: `duckdb` or `spark`  |
 | `LEDGER_ACCESS_FILE`        | `$LEDGER_HOME/access.yaml`      | who may read the boards (ledger/serving/access_file.py) |
+| `LEDGER_PRICE_MAP`          | the copy `make env` keeps       | LiteLLM's price map for `ledger rates import` |
 | `LEDGER_SIGN_IN_REQUIRED`   | `false`                         | the boards deny everyone while the access file is missing (`ledger serve` sets it when it starts with one) |
 
 Each default is written once, on its field below; `ENVIRONMENT` names each field's variable. The
@@ -43,6 +44,7 @@ ENVIRONMENT: dict[str, str] = {
     "quarantine_retention_days": "LEDGER_QUARANTINE_RETENTION_DAYS",
     "engine": "LEDGER_ENGINE",
     "access_file": "LEDGER_ACCESS_FILE",
+    "price_map": "LEDGER_PRICE_MAP",
     "sign_in_required": "LEDGER_SIGN_IN_REQUIRED",
 }
 
@@ -67,11 +69,14 @@ class Settings(BaseModel):
     # Who may read the boards and which tenants each sees (ledger/serving/access_file.py); None: the default
     # place, `home/access.yaml`.
     access_file: Path | None = None
+    # LiteLLM's price map `ledger rates import` reads (ledger/finops/price_map.py); None: the copy
+    # `make env` keeps for the pinned version.
+    price_map: Path | None = None
     # A sign-in deployment (`ledger serve` started with an access file): should the file go
     # missing, the boards deny every request rather than fall back to the local operator.
     sign_in_required: bool = False
 
-    @field_validator("home", "reference_dir", "access_file")
+    @field_validator("home", "reference_dir", "access_file", "price_map")
     @classmethod
     def _absolute(cls, value: Path | None) -> Path | None:
         # Resolved once, here: a relative path means the same folder to every consumer.

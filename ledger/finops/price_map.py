@@ -86,10 +86,8 @@ def pinned_version(requirements: Path = REQUIREMENTS) -> str:
 
 
 def price_map_path(version: str | None = None) -> Path:
-    """The kept map (LEDGER_PRICE_MAP overrides it, e.g. for a reviewed newer map)."""
-    override = os.environ.get("LEDGER_PRICE_MAP")
-    if override:
-        return Path(override)
+    """The map `make env` keeps for the pinned version (`Settings.price_map`, LEDGER_PRICE_MAP,
+    names another, e.g. a reviewed newer map)."""
     return CACHE_DIR / f"{PRICE_MAP_PACKAGE}-{version or pinned_version()}-model_prices.json"
 
 

@@ -23,10 +23,12 @@ merged card is validated by the reference loader before it replaces rate_card.cs
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import re
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
@@ -43,7 +45,7 @@ from ledger.finops.genai_prices import (
     find_model,
     today_utc,
 )
-from ledger.finops.price_map import find_voice_model, price_map_name
+from ledger.finops.price_map import find_voice_model, load_price_map, price_map_name
 from ledger.reference import RateCardRow, ReferenceData, ReferenceDataError, load_reference
 from ledger.reference.loader import (
     MODEL_ALIASES_COLUMNS,
@@ -185,7 +187,7 @@ def _classify(
 
 
 def _priced_windows(
-    used: ModelInUse, since: date, proposal: Proposal
+    used: ModelInUse, since: date, proposal: Proposal, price_map: Callable[[], dict[str, object]]
 ) -> tuple[str, list[tuple[str, Decimal, Decimal, date, date | None, str]]] | None:
     """The catalogue rows for a model in use: (source note, [(meter, price, per, from, to,
     note)]), from genai-prices for tokens when it knows the model, else the LiteLLM map."""
@@ -197,7 +199,7 @@ def _priced_windows(
                 (w.meter, w.price, PER_MILLION, w.effective_from, w.effective_to, w.note)
                 for w in found.windows
             ]
-    mapped = find_voice_model(used.provider, used.model, used.component)
+    mapped = find_voice_model(used.provider, used.model, used.component, price_map())
     if mapped is None or not mapped.prices:
         return None
     proposal.missing_meters += [(used, meter) for meter in mapped.missing_meters]
@@ -212,10 +214,12 @@ def propose_rates(settings: Settings, effective_from: date | None = None) -> Pro
     ref = load_reference(settings.reference_dir, settings.reporting_currency)
     card = list(ref.rate_card)
     proposal = Proposal(f"{catalogue_name()} and the {price_map_name()}")
+    # Read once, and only when a model needs it (the settings name the map: LEDGER_PRICE_MAP).
+    price_map = functools.cache(lambda: load_price_map(settings.price_map))
     for used in models_in_use(settings, ref):
         priced = any((r.provider, r.model) == (used.provider, used.model) for r in card)
         since = effective_from or (today_utc() if priced else used.first_used)
-        found = _priced_windows(used, since, proposal)
+        found = _priced_windows(used, since, proposal, price_map)
         if found is None:
             proposal.unknown.append(used)
             continue
