@@ -8,6 +8,7 @@ the dbt source columns (tested against them). Change a rule here and every consu
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Annotated, Literal
@@ -23,7 +24,7 @@ from pydantic import (
     TypeAdapter,
     model_validator,
 )
-from pydantic_core import PydanticCustomError
+from pydantic_core import PydanticCustomError, core_schema
 
 # v1.1 adds `cost.reported` and `turn.shadow` (SPEC 9 and 11); every v1 event is still valid.
 CONTRACT_VERSION = "v1.1"
@@ -76,11 +77,71 @@ def _anchored(pattern: str) -> str:
     return f"^{pattern}$"
 
 
+# Personal data stays out of identifiers and short codes (SPEC 3): a value containing an e-mail
+# address, a phone number written as `+` and 8-15 digits, or a card number is `personal_data`
+# (issue 26: all three passed as a `session_id` and reached the published facts). A card number is
+# a run of 15-19 digits (a space or a dash allowed between digits) starting with 3-6 and passing
+# the Luhn check: an epoch timestamp in a machine id (`sess-1733300000000-42`) starts with 1 and is
+# not one. In a short code, two or more groups of four digits joined by a space, dash or dot are the
+# way a card is written (`card:4111.1111`): personal data too, however few digits. Every pattern
+# is read alike by Python's re and DuckDB's RE2 (no look-around); `ledger.contract.fields` writes
+# the same checks in SQL for the bulk ingest. Personal data wins over a value's other faults
+# (length, alphabet): the operator learns that a producer leaks it, and the sample is redacted.
+EMAIL_PATTERN = r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"
+PHONE_PATTERN = r"\+[0-9](?:[ -]?[0-9]){7,14}"
+DIGIT_RUN_PATTERN = r"[0-9]+(?:[ -][0-9]+)*"
+CARD_GROUPS_PATTERN = r"(?:^|[^0-9])[0-9]{4}(?:[ .-][0-9]{4})+(?:[^0-9]|$)"
+CARD_MIN_DIGITS, CARD_MAX_DIGITS, CARD_FIRST_DIGITS = 15, 19, "3456"
+
+
+def is_card_number(run: str) -> bool:
+    """A digit run (separators allowed) that is a card number: 15-19 digits, 3-6 first, Luhn."""
+    digits = run.replace(" ", "").replace("-", "")
+    if not CARD_MIN_DIGITS <= len(digits) <= CARD_MAX_DIGITS or digits[0] not in CARD_FIRST_DIGITS:
+        return False
+    total = 0
+    for position, char in enumerate(reversed(digits)):
+        value = int(char) * (2 if position % 2 else 1)
+        total += value - 9 if value > 9 else value
+    return total % 10 == 0
+
+
+def has_personal_data(text: str, *, card_groups: bool = False) -> bool:
+    if re.search(EMAIL_PATTERN, text) or re.search(PHONE_PATTERN, text):
+        return True
+    if card_groups and re.search(CARD_GROUPS_PATTERN, text):
+        return True
+    return any(is_card_number(run) for run in re.findall(DIGIT_RUN_PATTERN, text))
+
+
+@dataclass(frozen=True)
+class NoPersonalData:
+    """Field metadata: the value must hold no personal data (`card_groups`: the short-code rule).
+
+    Checked before the field's length and pattern (a BeforeValidator), so it wins over them."""
+
+    card_groups: bool = False
+
+    def __get_pydantic_core_schema__(self, source: object, handler: object) -> object:
+        card_groups = self.card_groups
+
+        def check(value: object) -> object:
+            if isinstance(value, str) and has_personal_data(value, card_groups=card_groups):
+                raise PydanticCustomError("personal_data", "personal data is not allowed here")
+            return value
+
+        return core_schema.no_info_before_validator_function(check, handler(source))  # type: ignore[operator]
+
+
 Identifier = Annotated[
-    str, Field(min_length=1, max_length=128, pattern=_anchored(IDENTIFIER_PATTERN))
+    str,
+    Field(min_length=1, max_length=128, pattern=_anchored(IDENTIFIER_PATTERN)),
+    NoPersonalData(),
 ]
 ShortCode = Annotated[
-    str, Field(min_length=1, max_length=64, pattern=_anchored(SHORT_CODE_PATTERN))
+    str,
+    Field(min_length=1, max_length=64, pattern=_anchored(SHORT_CODE_PATTERN)),
+    NoPersonalData(card_groups=True),
 ]
 CurrencyCode = Annotated[
     str, Field(min_length=3, max_length=3, pattern=_anchored(CURRENCY_PATTERN))

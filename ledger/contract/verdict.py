@@ -41,7 +41,7 @@ _TYPE_ERRORS = {
     "model_type",
     "dict_type",
 }
-_ORDER = ("missing_field", "unknown_field", "bad_type", "bad_value")
+_ORDER = ("missing_field", "unknown_field", "bad_type", "personal_data", "bad_value")
 
 Verdict = tuple[str, str | None] | None
 
@@ -52,6 +52,8 @@ def _reason(error: dict) -> str:
         return "missing_field"
     if kind == "extra_forbidden":
         return "unknown_field"
+    if kind == "personal_data":
+        return "personal_data"
     if kind in _TYPE_ERRORS:
         return "bad_type"
     if kind == "literal_error" and not isinstance(error.get("input"), str):

@@ -15,6 +15,8 @@ both paths name the same reason for the same line:
 4. `missing_field`: a field the event type requires is absent;
 5. `unknown_field`: a non-null key the event type does not have;
 6. `bad_type`: a value of the wrong JSON type or textual form;
+   `personal_data`: an identifier or short code holding an e-mail address, a phone or a card
+   number (`ledger.contract.events.has_personal_data`);
 7. `bad_value`: a value outside its limits (length, enum, >= 0, decimal places, `occurred_at` from
    2000-01-01, ended_at >= started_at);
 8. `future_timestamp`: `occurred_at` more than 5 minutes after the ingest time.
@@ -56,6 +58,7 @@ from ledger.contract.fields import (
     allowed_fields,
     event_type_specs,
     field_variants,
+    personal_data_sql,
 )
 
 FUTURE_TOLERANCE = "interval 5 minute"
@@ -208,6 +211,18 @@ def _rules() -> list[Rule]:
         if field.name != "event_type":
             breaks = f"{_present(field.name)} and not ({_type_ok(field)})"
             rules.append(Rule("bad_type", field.name, breaks, owners[field.name]))
+    # Personal data (SPEC 3) after the type and before the value's other limits: a card number in a
+    # short code is `personal_data`, not a code with too many digits.
+    for name in fields:
+        variants = field_variants(name)
+        for field, types in variants:
+            if field.personal_data_card_groups is None:
+                continue
+            found = personal_data_sql(f"s_{name}", card_groups=field.personal_data_card_groups)
+            breaks = f"{_present(name)} and ({found})"
+            if len(variants) > 1:
+                breaks = f"s_event_type in {_in(types)} and {breaks}"
+            rules.append(Rule("personal_data", name, breaks, types))
     for name in fields:
         variants = field_variants(name)
         for field, types in variants:

@@ -142,18 +142,49 @@ CASES: list[tuple[str, tuple[str, str | None] | None]] = [
     (line("llm.usage", model="gpt-4o/mini:2024-08"), None),
     (line("llm.usage", route="x" * 65), ("bad_value", "route")),
     (line("llm.usage", route="small model"), ("bad_value", "route")),
-    (line("session.degraded", reason="4111 1111 1111 1111"), ("bad_value", "reason")),
+    # A card number in a short code is personal data first (SPEC 3), not just too many digits.
+    (line("session.degraded", reason="4111 1111 1111 1111"), ("personal_data", "reason")),
     (line("session.degraded", reason="tts.timeout:504"), None),
     # A short code holds at most 8 digits: no card or phone number, however it is written.
-    (line("session.degraded", reason="4111111111111111"), ("bad_value", "reason")),
-    (line("session.degraded", reason="card:4111-1111-1111-1111"), ("bad_value", "reason")),
+    (line("session.degraded", reason="4111111111111111"), ("personal_data", "reason")),
+    (line("session.degraded", reason="card:4111-1111-1111-1111"), ("personal_data", "reason")),
+    # not a card (Luhn fails): still more than 8 digits in a short code
+    (line("session.degraded", reason="4111111111111112"), ("bad_value", "reason")),
     (line("session.degraded", reason="13912345678"), ("bad_value", "reason")),
     (line("session.degraded", reason="a1b2c3d4e5f6g7h8i9"), ("bad_value", "reason")),
     (line("session.degraded", reason="sip.bye:20261120"), None),
     (line("llm.usage", route="123456789"), ("bad_value", "route")),
-    (line("cost.reported", item="4111.1111.1111.1111"), ("bad_value", "item")),
+    (line("cost.reported", item="4111.1111.1111.1111"), ("personal_data", "item")),
     (line("cost.reported", item="gpu_hours.2026-11"), None),
     (line("session.started", agent_id="agent one"), ("bad_value", "agent_id")),
+    # Personal data stays out of identifiers and short codes (SPEC 3, issue 26 point 5): a card
+    # number (15-19 digits, separators allowed, 3-6 first, Luhn), an e-mail, a `+` phone number.
+    (line("llm.usage", session_id="4111 1111 1111 1111"), ("personal_data", "session_id")),
+    (line("llm.usage", session_id="4111-1111-1111-1111"), ("personal_data", "session_id")),
+    (line("llm.usage", session_id="4111111111111111"), ("personal_data", "session_id")),
+    (line("llm.usage", session_id="call-378282246310005"), ("personal_data", "session_id")),
+    (line("llm.usage", session_id="4111111111111112"), None),
+    (line("llm.usage", session_id="4111111111111111111111"), None),
+    # an epoch in a machine id starts with 1: not a card, however long the run
+    (line("llm.usage", session_id="sess-1733300000000-42"), None),
+    (line("llm.usage", session_id="sess-1733300000000123-42"), None),
+    (line("llm.usage", tenant_id="a@b.co"), ("personal_data", "tenant_id")),
+    (line("llm.usage", event_id="user.name+tag@mail.example.com"), ("personal_data", "event_id")),
+    (line("llm.usage", tenant_id="ops@acme"), None),
+    (line("llm.usage", session_id="+8613800138000"), ("personal_data", "session_id")),
+    (line("llm.usage", session_id="s+86 138-0013-8000"), ("personal_data", "session_id")),
+    (line("llm.usage", session_id="+1234567"), None),
+    (line("llm.usage", model="gpt-4o+1234567"), None),
+    (line("session.started", agent_id="agent-a@b.co"), ("personal_data", "agent_id")),
+    # a short code with digits grouped in fours as a card is written, however few
+    (line("session.degraded", reason="card:4111.1111"), ("personal_data", "reason")),
+    (line("session.degraded", reason="x:4111 1111"), ("personal_data", "reason")),
+    (line("session.degraded", reason="x:411.11111"), None),
+    (line("llm.usage", session_id="a-1234-5678"), None),
+    # personal data wins over the value's other faults, not over a wrong type
+    (line("llm.usage", tenant_id="a@b.co" + "x" * 129), ("personal_data", "tenant_id")),
+    (line("llm.usage", tenant_id="a@b.co", phase="x"), ("personal_data", "tenant_id")),
+    (line("llm.usage", tenant_id="a@b.co", input_tokens="1"), ("bad_type", "input_tokens")),
     (line("session.started", language="zh-CN"), None),
     # One column, two rules: `kind` is a degradation kind or a shadow kind by event type.
     (line("session.degraded", kind="endpointing"), ("bad_value", "kind")),
@@ -302,6 +333,7 @@ def mutations() -> list[str]:
     stretched, an unknown or foreign key added, keys repeated, other spacing."""
     spoilers: list[object] = [..., None, "1", 1, 1.5, -1, True, [1], {"a": 1}, "", "x" * 129]
     spoilers += ["2026-11-01T10:00:00Z", "1.5", 2**62 + 1]
+    spoilers += ["a@b.co", "4111 1111 1111 1111", "+8613800138000", "c:4111.1111"]
     lines = []
     for event_type in EVENT_TYPES:
         document = event(event_type)
