@@ -21,14 +21,16 @@ from pydantic import AwareDatetime
 
 from ledger.contract.events import (
     CARD_FIRST_DIGITS,
+    CARD_GROUPING_PATTERN,
     CARD_GROUPS_PATTERN,
     CARD_MAX_DIGITS,
     CARD_MIN_DIGITS,
-    DIGIT_RUN_PATTERN,
     EMAIL_PATTERN,
     EVENT_TYPES,
+    GROUPED_RUN_PATTERN,
     MODEL_BY_EVENT_TYPE,
     PHONE_PATTERN,
+    PLAIN_RUN_PATTERN,
     NoPersonalData,
 )
 
@@ -237,7 +239,9 @@ REDACTED = "[redacted]"
 
 def _card_run_sql(run: str) -> str:
     """SQL: the digit run `run` (separators allowed) is a card number (`events.is_card_number`)."""
-    digits = f"regexp_replace({run}, '[ -]', '', 'g')"
+    # every non-digit dropped (not just separators): SQL evaluates this even where the grouping
+    # test beside it already failed, on a run that may end with a letter
+    digits = f"regexp_replace({run}, '[^0-9]', '', 'g')"
     digit = f"cast(substr({digits}, length({digits}) - i, 1) as integer)"
     # Luhn from the right: every second digit doubled, less 9 when that exceeds 9.
     luhn = (
@@ -252,11 +256,17 @@ def _card_run_sql(run: str) -> str:
 
 
 def _card_runs_sql(value: str) -> str:
-    """SQL: the list of card numbers among the digit runs of `value`."""
-    return (
-        f"list_filter(regexp_extract_all({value}, {_sql_text(DIGIT_RUN_PATTERN)}), "
-        f"lambda r: {_card_run_sql('r')})"
-    )
+    """SQL: the list of card numbers written in `value` (`events.card_numbers`)."""
+    found = [
+        f"list_filter(list_transform(regexp_extract_all({value}, {_sql_text(runs)}), "
+        f"lambda m: regexp_replace(m, '^[^0-9]', '')), "
+        f"lambda r: regexp_full_match(r, {_sql_text(shape)}) and {_card_run_sql('r')})"
+        for runs, shape in (
+            (PLAIN_RUN_PATTERN, "[0-9]+"),
+            (GROUPED_RUN_PATTERN, CARD_GROUPING_PATTERN),
+        )
+    ]
+    return f"list_concat({', '.join(found)})"
 
 
 def personal_data_sql(value: str, *, card_groups: bool) -> str:
@@ -282,12 +292,14 @@ def personal_data_sql(value: str, *, card_groups: bool) -> str:
 
 def redacted_sql(value: str) -> str:
     """SQL: the text `value` with every e-mail address, phone and card number (and digits grouped
-    in fours as cards are written) replaced by `[redacted]`: the quarantine sample of a line.
+    in fours, joined by a dot or a space, as card fragments are written) replaced by `[redacted]`:
+    the quarantine sample of a line.
 
-    Digit groups are redacted wherever they are in the line (a decimal such as 1234.5678 too):
-    a sample that hides too much is the price of one that never shows a card."""
+    Fragments are redacted wherever they are in the line (a decimal such as 1234.5678 too): a
+    sample that hides too much is the price of one that never shows a card. Not with a dash: the
+    digit groups of UUIDs and dates keep the sample's ids readable."""
     text = value
-    for pattern in (EMAIL_PATTERN, PHONE_PATTERN, "[0-9]{4}(?:[ .-][0-9]{4})+"):
+    for pattern in (EMAIL_PATTERN, PHONE_PATTERN, "[0-9]{4}(?:[ .][0-9]{4})+"):
         text = f"regexp_replace({text}, {_sql_text(pattern)}, {_sql_text(REDACTED)}, 'g')"
     # Card numbers are found in the text as sent, then each is replaced where it is.
     return (

@@ -168,6 +168,18 @@ CASES: list[tuple[str, tuple[str, str | None] | None]] = [
     # an epoch in a machine id starts with 1: not a card, however long the run
     (line("llm.usage", session_id="sess-1733300000000-42"), None),
     (line("llm.usage", session_id="sess-1733300000000123-42"), None),
+    # UUIDs (the simulator's and collectors' ids) whose digit groups passed for a card by Luhn
+    # when any digits joined by dashes counted: grouped digits count only as cards are printed
+    (line("llm.usage", event_id="62983833-6721-448d-94f1-c0d30835898e"), None),
+    (line("llm.usage", session_id="8aded6b9-efb3-4199-8543-72373951ee71"), None),
+    (line("llm.usage", event_id="b560a3d9-2769-4c82-a338-982864377611"), None),
+    (line("llm.usage", session_id="abcd4111-1111-1111-1111-1111abcd"), None),
+    (line("llm.usage", session_id="call-3782-822463-10005"), ("personal_data", "session_id")),
+    (line("llm.usage", session_id="x-4111-1111-1111-1111-x"), ("personal_data", "session_id")),
+    # digits glued to letters are a hexadecimal id's, not a card (a SHA-256 id held such runs)
+    (line("llm.usage", event_id="cb317a98d402754525430290b8dd5d48"), None),
+    (line("llm.usage", session_id="card4111111111111111"), None),
+    (line("llm.usage", session_id="card-4111111111111111-2"), ("personal_data", "session_id")),
     (line("llm.usage", tenant_id="a@b.co"), ("personal_data", "tenant_id")),
     (line("llm.usage", event_id="user.name+tag@mail.example.com"), ("personal_data", "event_id")),
     (line("llm.usage", tenant_id="ops@acme"), None),
