@@ -47,6 +47,8 @@ COMMON_FIELDS: tuple[str, ...] = (
 # Quarantine reasons, in the order a row's first broken rule is reported.
 QUARANTINE_REASONS: tuple[str, ...] = (
     "malformed_json",
+    # A key repeated in one JSON object: readers disagree on its value (issue 26).
+    "duplicate_key",
     "missing_field",
     "unknown_field",
     "bad_type",

@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from pydantic import ValidationError
 
 from ledger.contract import exact_json
+from ledger.contract.duplicate_keys import first_repeated_keys
 from ledger.contract.events import EVENT_TYPES, MODEL_BY_EVENT_TYPE
 from ledger.contract.fields import COMMON_FIELDS, all_fields
 
@@ -68,6 +69,10 @@ def verdict(raw_text: str, ingest_time: datetime) -> Verdict:
         return ("malformed_json", None)
     if not isinstance(document, dict):
         return ("malformed_json", None)
+    # The bulk ingest's own rule, in DuckDB: one decision for every reader (and the collector).
+    [repeated] = first_repeated_keys([raw_text])
+    if repeated is not None:
+        return ("duplicate_key", repeated)
     # A null carries nothing: it counts as an absent key, for known and unknown fields alike.
     # A decimal sent as such a number is judged by its own text, as the same value sent as a
     # string is (a float would be the nearest double's value, not the number sent).

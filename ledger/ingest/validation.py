@@ -10,6 +10,7 @@ in a fixed order, and `ledger.contract.verdict` applies the same order to pydant
 both paths name the same reason for the same line:
 
 1. `malformed_json`: not JSON, or not a JSON object;
+   `duplicate_key`: a key repeated in the object (`ledger.contract.duplicate_keys`);
 2. `missing_field`: a common field is absent (null counts as absent);
 3. `bad_type` / `bad_value`: `event_type` is not a string / not a known type;
 4. `missing_field`: a field the event type requires is absent;
@@ -48,6 +49,7 @@ import json
 import re
 from dataclasses import dataclass
 
+from ledger.contract.duplicate_keys import repeated_key_sql
 from ledger.contract.events import DECIMAL_TEXT_PATTERN, EVENT_TYPES, RFC3339_PATTERN
 from ledger.contract.fields import (
     COMMON_FIELDS,
@@ -169,10 +171,17 @@ class Rule:
     # The event types whose valid lines the rule concerns; empty: every line. A valid line of type
     # T passes every rule for T; rules for fields T does not have are left to the key count.
     event_types: tuple[str, ...] = ()
+    # SQL naming the detail where it depends on the line (the repeated key); the ladder only:
+    # the fast branch's key count already fails a line with a repeated key.
+    detail_sql: str | None = None
 
     def verdict(self) -> str:
         if self.breaks is None:  # the unknown-field rule names the first unknown key
             return f"'unknown_field|' || ({UNKNOWN_KEYS})[1]"
+        if self.detail_sql is not None:
+            return (
+                f"case when {self.breaks} then {_quote(self.reason + '|')} || {self.detail_sql} end"
+            )
         return f"case when {self.breaks} then {_quote(self.reason + '|' + self.detail)} end"
 
     def holds(self) -> str:
@@ -198,6 +207,10 @@ def _rules() -> list[Rule]:
     specs = event_type_specs()
     owners = {name: tuple(t for t in EVENT_TYPES if name in allowed_fields(t)) for name in fields}
     rules = [Rule("malformed_json", "", "not is_object")]
+    # A key repeated in the object (at its top level) is read differently by different readers:
+    # refused before any value is read (`ledger.contract.duplicate_keys`, the collector's rule too).
+    repeated = repeated_key_sql("keys")
+    rules.append(Rule("duplicate_key", "", f"{repeated} is not null", detail_sql=repeated))
     rules += [Rule("missing_field", name, f"not {_present(name)}") for name in COMMON_FIELDS]
     rules.append(Rule("bad_type", "event_type", "t_event_type <> 'VARCHAR'"))
     rules.append(Rule("bad_value", "event_type", f"s_event_type not in {_in(EVENT_TYPES)}"))
@@ -318,7 +331,7 @@ def _fast_branch(event_type: str, rules: list[Rule]) -> str:
     Only the type's own fields are extracted, so every expression works on dense columns. The key
     count stands in for the unknown-field rule: a line whose keys are exactly the non-null fields
     its type allows has no unknown, null-valued or repeated key. A line that does not pass is not
-    necessarily invalid (a null or a repeated key is allowed): the ladder decides.
+    necessarily invalid (a null is allowed): the ladder decides.
     """
     fields = all_fields()
     names = list(allowed_fields(event_type))
@@ -326,7 +339,9 @@ def _fast_branch(event_type: str, rules: list[Rule]) -> str:
     holds = [f"key_count = {present}"] + [
         rule.holds()
         for rule in rules
-        if rule.breaks is not None and (not rule.event_types or event_type in rule.event_types)
+        if rule.breaks is not None
+        and rule.detail_sql is None
+        and (not rule.event_types or event_type in rule.event_types)
     ]
     columns = ",\n    ".join(
         f"{_typed(fields[name])} as {name}" for name in names if name != "event_type"

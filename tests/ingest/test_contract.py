@@ -278,7 +278,20 @@ CASES: list[tuple[str, tuple[str, str | None] | None]] = [
     (line("llm.usage", route=None), None),
     ("  \t" + line("session.ended"), None),
     (line("llm.usage", model='deep"seek\\chat'), None),
-    (line("llm.usage").replace(', "model": "deepseek-chat"', ', "model": "x", "model": "x"'), None),
+    # A key repeated in one object is refused, even with the same value (issue 26): DuckDB reads
+    # the first, Python the last, and through the collector that spoofed a source.
+    (
+        line("llm.usage").replace(', "model": "deepseek-chat"', ', "model": "x", "model": "x"'),
+        ("duplicate_key", "model"),
+    ),
+    (line("llm.usage")[:-1] + ', "source": "gw-b"}', ("duplicate_key", "source")),
+    (line("llm.usage")[:-1] + ', "sour\\u0063e": "gw-b"}', ("duplicate_key", "source")),
+    ('{"a": 1, "b": 2, "b": 3, "a": 4}', ("duplicate_key", "b")),
+    # nested objects are no contract value: the top level is what the rule reads
+    (
+        line("llm.usage", provider="P").replace('"P"', '{"name": "a", "name": "b"}'),
+        ("bad_type", "provider"),
+    ),
     # identifiers are ASCII (SPEC 3): a non-ASCII letter is refused whatever the length
     (line("llm.usage", tenant_id="é"), ("bad_value", "tenant_id")),
     (line("llm.usage", route="x" * 64), None),
@@ -428,7 +441,7 @@ def test_a_decimal_sent_as_a_json_number_is_stored_as_written_or_quarantined() -
     texts = ["1.5", "12.500000", "123456789012.123456", "0.10000000000000000000000001", "1e2"]
     lines = [number_line("tts.usage", "audio_seconds", text) for text in texts]
     lines += [line("tts.usage", audio_seconds=text) for text in texts]
-    # A repeated key: the first wins, as for every field (DuckDB's reader takes the first).
+    # A repeated key is no value at all (issue 26): DuckDB's reader took the first, Python the last.
     first, second = "7.25", "0.10000000000000000000000001"
     lines.append(
         number_line("tts.usage", "audio_seconds", first)[:-1] + f', "audio_seconds": {second}}}'
@@ -455,8 +468,8 @@ def test_a_decimal_sent_as_a_json_number_is_stored_as_written_or_quarantined() -
         assert rows == [
             *read,  # as JSON numbers
             *read,  # as strings: the same verdicts and values
-            (None, None, Decimal("7.250000")),
-            ("bad_value", "audio_seconds", None),
+            ("duplicate_key", "audio_seconds", None),
+            ("duplicate_key", "audio_seconds", None),
         ]
 
 
