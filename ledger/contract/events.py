@@ -51,6 +51,10 @@ def _rfc3339_text(value: object) -> object:
 def _decimal_text(value: object) -> object:
     if isinstance(value, str) and not re.fullmatch(DECIMAL_TEXT_PATTERN, value):
         raise PydanticCustomError("decimal_format", "expected a plain decimal such as 12.5")
+    # Negative zero is `bad_value` in either spelling (SPEC 3), as the bulk ingest's pattern (no
+    # sign) refuses it: Decimal("-0") >= 0 would pass, and -0 sent as a number would be stored 0.
+    if isinstance(value, str) and re.fullmatch(r"-0+(\.0+)?", value):
+        raise PydanticCustomError("negative_zero", "negative zero is not a quantity")
     return value
 
 

@@ -78,7 +78,8 @@ def verdict(raw_text: str, ingest_time: datetime) -> Verdict:
     # string is (a float would be the nearest double's value, not the number sent).
     document = {
         key: value.text
-        if key in DECIMAL_FIELDS and isinstance(value, exact_json.JsonNumber)
+        if key in DECIMAL_FIELDS
+        and isinstance(value, (exact_json.JsonNumber, exact_json.JsonInteger))
         else value
         for key, value in document.items()
         if value is not None

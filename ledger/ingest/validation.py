@@ -284,7 +284,10 @@ def _text(field: FieldSpec | None, name: str, index: int) -> str:
     if field is not None and field.kind == "decimal":
         # Only a line with such a number pays for reading the line's text (CASE evaluates a branch
         # for the rows that take it); the simulator and collectors send decimals as strings.
-        return f"case when types[{index}] = 'DOUBLE' then {_number_text(name)} else o.{name} end"
+        # A JSON integer reads exactly, but for its sign: -0 reads as 0, so a zero is read off the
+        # line too (negative zero is `bad_value` in either spelling, SPEC 3).
+        number = f"types[{index}] = 'DOUBLE' or (types[{index}] = 'BIGINT' and o.{name} = '0')"
+        return f"case when {number} then {_number_text(name)} else o.{name} end"
     return f"o.{name}"
 
 

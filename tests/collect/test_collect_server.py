@@ -695,3 +695,19 @@ def test_a_repeated_key_is_refused_at_the_door_as_the_ingest_quarantines_it(
         else:
             assert (status, reply["error"]) == (400, "malformed_batch")
             assert reply["problems"] == [{**where, "reason": f"duplicate_key: {key}"}]
+
+
+def test_negative_zero_reaches_the_landing_file_as_sent(collector):
+    # Written again to add the token's source, -0 stays -0 (a Python int would write 0, which
+    # the ingest accepts): the ingest then refuses it as bad_value, as it does "-0" (SPEC 3).
+    event = {key: value for key, value in _event(10).items() if key != "audio_seconds"}
+    sent = json.dumps(event)[:-1] + ', "audio_seconds": -0}'
+    landed = json.dumps({"source": "gw-a", **event})[:-1] + ', "audio_seconds": -0}'
+    headers = {"Authorization": f"Bearer {TOKENS['gw-a']}"}
+    for content_type, body in (("application/x-ndjson", sent), ("application/json", f"[{sent}]")):
+        status, reply = collector.request(
+            "POST", "/v1/events", body.encode(), {**headers, "Content-Type": content_type}
+        )
+        assert (status, reply["accepted"]) == (202, 1)
+        assert (collector.landing / reply["file"]).read_text() == landed + "\n"
+        assert verdict(landed, INGEST_TIME) == ("bad_value", "audio_seconds")

@@ -230,6 +230,16 @@ CASES: list[tuple[str, tuple[str, str | None] | None]] = [
     (number_line("tts.usage", "audio_seconds", "1.1234560"), None),
     # No exponent, as in a string: 1e2 is bad_type even though its value (100) would fit.
     (number_line("tts.usage", "audio_seconds", "1e2"), ("bad_type", "audio_seconds")),
+    # Negative zero is bad_value in either spelling (SPEC 3, issue 26): -0 as a number was stored 0
+    (number_line("tts.usage", "audio_seconds", "-0"), ("bad_value", "audio_seconds")),
+    (line("tts.usage", audio_seconds="-0"), ("bad_value", "audio_seconds")),
+    (number_line("tts.usage", "audio_seconds", "-0.0"), ("bad_value", "audio_seconds")),
+    (line("tts.usage", audio_seconds="-0.000"), ("bad_value", "audio_seconds")),
+    (number_line("infra.usage", "quantity", "-0"), ("bad_value", "quantity")),
+    (number_line("tts.usage", "audio_seconds", "0"), None),
+    (number_line("tts.usage", "audio_seconds", "0.0"), None),
+    # an integer field reads -0 as the integer 0, both ways
+    (number_line("llm.usage", "input_tokens", "-0"), None),
     (number_line("infra.usage", "quantity", "2.5E-3"), ("bad_type", "quantity")),
     (number_line("turn.shadow", "endpointing_ms", "-1.5e0"), ("bad_type", "endpointing_ms")),
     # The key is found however JSON spells it, and not inside a string value.
