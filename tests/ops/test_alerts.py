@@ -365,9 +365,8 @@ def test_the_daily_job_runs_the_alerts_in_dagster(ops_settings: Settings) -> Non
     result = daily_cost_alerts.execute_in_process(
         run_config=alert_run_config(BREAK_DAYS[0]),
         resources={
-            "warehouse": LedgerWarehouse(
-                home=str(ops_settings.home), reference_dir=str(ops_settings.reference_dir)
-            )
+            # the settings travel whole, as `ledger build` hands them to the job
+            "warehouse": LedgerWarehouse(settings_json=ops_settings.as_json())
         },
     )
     assert result.success

@@ -381,7 +381,11 @@ def test_the_first_audio_check_warns_about_tenant_days_over_their_total(
 
     (check,) = build_experience_checks(["marts", "fct_latency_budget_tenant_daily"])
     context = build_asset_check_context(
-        resources={"warehouse": LedgerWarehouse(home=str(warehouse.home))}
+        resources={
+            "warehouse": LedgerWarehouse(
+                settings_json=Settings.from_env({"LEDGER_HOME": str(warehouse.home)}).as_json()
+            )
+        }
     )
     result = check(context)
     assert result.passed is False

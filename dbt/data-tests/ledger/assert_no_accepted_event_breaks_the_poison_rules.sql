@@ -6,6 +6,8 @@
 -- and the command that removes them: `ledger recover` ingests the landing files again, in their
 -- first order, under today's rules, which quarantine them. It raises (`raise_error`) so that the
 -- message itself reaches the terminal of `ledger build`.
+-- A refresh checks the refreshed sessions; the first build after an upgrade is a full one (the
+-- project changed), which checks every event.
 with
 
 events as (
@@ -15,9 +17,17 @@ events as (
         tenant_id,
         session_id,
         occurred_at,
+        {%- if target.name == 'spark' %}
+        -- Spark types a raw column by the first file it reads, and `file_id` was written 32-bit in
+        -- some files and 64-bit in others: Spark names the events without their file and line.
+        cast(null as bigint) as file_id,
+        cast(null as bigint) as line_number,
+        {%- else %}
         file_id,
         line_number,
+        {%- endif %}
     from {{ source('raw', 'events') }}
+    {{ refresh_filter('session_id') }}
 ),
 
 files as (
