@@ -46,6 +46,7 @@ from ledger.collect.credentials import (
 from ledger.collect.retell import RetellOptions, events_from_webhook
 from ledger.collect.vapi import PayloadError, VapiOptions, events_from_report
 from ledger.contract import exact_json
+from ledger.contract.duplicate_keys import array_items, first_repeated_keys
 from ledger.core.landing import write_landing_file
 
 DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
@@ -143,6 +144,7 @@ def _batch_lines(body: bytes, kind: str, source: str, grant: TenantGrant) -> lis
             raise RequestRefused(400, "malformed_batch", detail) from exc
         values = document if isinstance(document, list) else [document]
         items = [(index, None, value) for index, value in enumerate(values)]
+        texts = array_items(text) if isinstance(document, list) else [text]
     else:
         for number, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
@@ -151,12 +153,21 @@ def _batch_lines(body: bytes, kind: str, source: str, grant: TenantGrant) -> lis
                 items.append((number, line, exact_json.loads(line)))
             except json.JSONDecodeError as exc:
                 problems.append({"line": number, "reason": f"not JSON: {exc.msg}"})
+        texts = [line for _, line, _ in items]
+    # A key repeated in an object is refused by the ingest's own rule, before `source` or
+    # `tenant_id` is read: Python sees the last value, the ingest the first (issue 26).
+    if len(texts) != len(items):  # JSON Python reads and DuckDB does not (NaN): never stored
+        raise RequestRefused(400, "malformed_batch", "not JSON the ingest can read")
+    repeated = first_repeated_keys([str(t) for t in texts])
     where = "index" if kind == JSON_TYPE else "line"
     lines: list[str] = []
     refused: list[dict] = []
-    for position, original, value in items:
+    for (position, original, value), key in zip(items, repeated, strict=True):
         if not isinstance(value, dict):
             problems.append({where: position, "reason": "not a JSON object"})
+            continue
+        if key is not None:
+            problems.append({where: position, "reason": f"duplicate_key: {key}"})
             continue
         claimed = value.get("source")
         if claimed is not None and claimed != source:

@@ -24,14 +24,31 @@ class JsonNumber(float):
         return number
 
 
+class JsonInteger(int):
+    """The JSON integer -0: 0 as a Python int, but a decimal field refuses it (SPEC 3)."""
+
+    text: str
+
+    def __new__(cls, text: str) -> JsonInteger:
+        number = super().__new__(cls, text)
+        number.text = text
+        return number
+
+
+def _integer(text: str) -> int:
+    # Only -0 loses anything as an int (its sign); every other integer reads exactly.
+    return JsonInteger(text) if text == "-0" else int(text)
+
+
 def loads(text: str) -> Any:
-    """`json.loads`, with every number that has a fraction or an exponent as a `JsonNumber`."""
-    return json.loads(text, parse_float=JsonNumber)
+    """`json.loads`, with every number that has a fraction or an exponent as a `JsonNumber` and
+    the integer -0 as a `JsonInteger` (written back as sent)."""
+    return json.loads(text, parse_float=JsonNumber, parse_int=_integer)
 
 
 def dumps(value: Any) -> str:
     """`json.dumps` (default separators), writing each `JsonNumber` as the text it was sent as."""
-    if isinstance(value, JsonNumber):
+    if isinstance(value, (JsonNumber, JsonInteger)):
         return value.text
     if isinstance(value, dict):
         members = (f"{json.dumps(key)}: {dumps(item)}" for key, item in value.items())

@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from pydantic import ValidationError
 
 from ledger.contract import exact_json
+from ledger.contract.duplicate_keys import first_repeated_keys
 from ledger.contract.events import EVENT_TYPES, MODEL_BY_EVENT_TYPE
 from ledger.contract.fields import COMMON_FIELDS, all_fields
 
@@ -41,7 +42,7 @@ _TYPE_ERRORS = {
     "model_type",
     "dict_type",
 }
-_ORDER = ("missing_field", "unknown_field", "bad_type", "bad_value")
+_ORDER = ("missing_field", "unknown_field", "bad_type", "personal_data", "bad_value")
 
 Verdict = tuple[str, str | None] | None
 
@@ -52,6 +53,8 @@ def _reason(error: dict) -> str:
         return "missing_field"
     if kind == "extra_forbidden":
         return "unknown_field"
+    if kind == "personal_data":
+        return "personal_data"
     if kind in _TYPE_ERRORS:
         return "bad_type"
     if kind == "literal_error" and not isinstance(error.get("input"), str):
@@ -66,12 +69,17 @@ def verdict(raw_text: str, ingest_time: datetime) -> Verdict:
         return ("malformed_json", None)
     if not isinstance(document, dict):
         return ("malformed_json", None)
+    # The bulk ingest's own rule, in DuckDB: one decision for every reader (and the collector).
+    [repeated] = first_repeated_keys([raw_text])
+    if repeated is not None:
+        return ("duplicate_key", repeated)
     # A null carries nothing: it counts as an absent key, for known and unknown fields alike.
     # A decimal sent as such a number is judged by its own text, as the same value sent as a
     # string is (a float would be the nearest double's value, not the number sent).
     document = {
         key: value.text
-        if key in DECIMAL_FIELDS and isinstance(value, exact_json.JsonNumber)
+        if key in DECIMAL_FIELDS
+        and isinstance(value, (exact_json.JsonNumber, exact_json.JsonInteger))
         else value
         for key, value in document.items()
         if value is not None

@@ -13,6 +13,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ledger.contract.fields import all_fields
 from ledger.core.landing import REJECTED_FOLDER, is_open_file, recover_abandoned
 from ledger.core.terminal import printable
 
@@ -163,6 +164,9 @@ def lines_relation(con: duckdb.DuckDBPyConnection, path: Path) -> str:
     )"""
 
 
+_DECIMAL_FIELDS = frozenset(name for name, field in all_fields().items() if field.kind == "decimal")
+
+
 def _parquet_lines(con: duckdb.DuckDBPyConnection, path: Path) -> str:
     source = f"read_parquet({_literal(str(path))})"
     columns = con.execute(f"describe select * from {source}").fetchall()
@@ -172,6 +176,11 @@ def _parquet_lines(con: duckdb.DuckDBPyConnection, path: Path) -> str:
         if kind.startswith("TIMESTAMP WITH TIME ZONE"):
             # An instant: render it as RFC 3339 UTC, the contract's textual form.
             value = f"strftime(timezone('UTC', {ident}), '%Y-%m-%dT%H:%M:%S.%fZ')"
+        elif kind in ("DOUBLE", "FLOAT") and name in _DECIMAL_FIELDS:
+            # A float column for a decimal field is refused as `bad_type` (SPEC 3): its values are
+            # binary approximations, read through their shortest text (issue 26). An object is a
+            # type no decimal takes, and it names the column's type in the quarantine sample.
+            value = f"case when {ident} is not null then json_object({_literal(kind.lower())}, {ident}) end"
         elif kind.startswith("DECIMAL"):
             # Exact: JSON numbers would pass through a double on the way back.
             value = f"cast({ident} as varchar)"

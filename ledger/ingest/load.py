@@ -27,7 +27,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ledger.contract.fields import LINEAGE_COLUMNS, raw_event_columns
+from ledger.contract.fields import LINEAGE_COLUMNS, raw_event_columns, redacted_sql
 from ledger.core.sql import literal
 from ledger.ingest.files import content_sha256
 from ledger.ingest.stage import StagedFile, Validator, raw_lines
@@ -348,10 +348,20 @@ def _staged_group(files: list[_Lines]) -> tuple[pa.Table, str, str]:
     return staged_rows, group_files, staged
 
 
+def _quarantined_key(name: str) -> str:
+    """SQL: a quarantined line's source or event id, typed when the line was valid, else as read."""
+    return (
+        f"case when q.valid then q.{name} when q.reason <> 'malformed_json' "
+        f"then json_extract_string(q.raw_text, '$.{name}') end"
+    )
+
+
 def _quarantine_sql(staged: str, group_files: str, with_texts: str) -> str:
     """The insert of the group's quarantined lines (the validator's reasons and the fates'
     id conflicts) into raw.quarantine, with `$now` as their time."""
     # A valid line's conflict (id or session) gives its source and event id as typed values.
+    # The sample, source and event id are stored redacted: personal data (SPEC 3) stays out of
+    # the quarantine too, whatever the line's reason.
     return f"""
             insert into raw.quarantine
             with quarantined as (
@@ -365,13 +375,10 @@ def _quarantine_sql(staged: str, group_files: str, with_texts: str) -> str:
               {with_texts}
               where s.quarantine_reason is not null or f.fate is not null
             )
-            select q.file_id, g.path, q.line_number, q.reason, q.detail, q.raw_text,
-                   case when q.valid then q.source
-                        when q.reason <> 'malformed_json'
-                        then json_extract_string(q.raw_text, '$.source') end,
-                   case when q.valid then q.event_id
-                        when q.reason <> 'malformed_json'
-                        then json_extract_string(q.raw_text, '$.event_id') end,
+            select q.file_id, g.path, q.line_number, q.reason, q.detail,
+                   {redacted_sql("q.raw_text")},
+                   {redacted_sql(_quarantined_key("source"))},
+                   {redacted_sql(_quarantined_key("event_id"))},
                    $now
             from quarantined q join {group_files} g using (file_id)
             order by q.seq

@@ -10,11 +10,14 @@ in a fixed order, and `ledger.contract.verdict` applies the same order to pydant
 both paths name the same reason for the same line:
 
 1. `malformed_json`: not JSON, or not a JSON object;
+   `duplicate_key`: a key repeated in the object (`ledger.contract.duplicate_keys`);
 2. `missing_field`: a common field is absent (null counts as absent);
 3. `bad_type` / `bad_value`: `event_type` is not a string / not a known type;
 4. `missing_field`: a field the event type requires is absent;
 5. `unknown_field`: a non-null key the event type does not have;
 6. `bad_type`: a value of the wrong JSON type or textual form;
+   `personal_data`: an identifier or short code holding an e-mail address, a phone or a card
+   number (`ledger.contract.events.has_personal_data`);
 7. `bad_value`: a value outside its limits (length, enum, >= 0, decimal places, `occurred_at` from
    2000-01-01, ended_at >= started_at);
 8. `future_timestamp`: `occurred_at` more than 5 minutes after the ingest time.
@@ -46,6 +49,7 @@ import json
 import re
 from dataclasses import dataclass
 
+from ledger.contract.duplicate_keys import repeated_key_sql
 from ledger.contract.events import DECIMAL_TEXT_PATTERN, EVENT_TYPES, RFC3339_PATTERN
 from ledger.contract.fields import (
     COMMON_FIELDS,
@@ -56,6 +60,7 @@ from ledger.contract.fields import (
     allowed_fields,
     event_type_specs,
     field_variants,
+    personal_data_sql,
 )
 
 FUTURE_TOLERANCE = "interval 5 minute"
@@ -166,10 +171,17 @@ class Rule:
     # The event types whose valid lines the rule concerns; empty: every line. A valid line of type
     # T passes every rule for T; rules for fields T does not have are left to the key count.
     event_types: tuple[str, ...] = ()
+    # SQL naming the detail where it depends on the line (the repeated key); the ladder only:
+    # the fast branch's key count already fails a line with a repeated key.
+    detail_sql: str | None = None
 
     def verdict(self) -> str:
         if self.breaks is None:  # the unknown-field rule names the first unknown key
             return f"'unknown_field|' || ({UNKNOWN_KEYS})[1]"
+        if self.detail_sql is not None:
+            return (
+                f"case when {self.breaks} then {_quote(self.reason + '|')} || {self.detail_sql} end"
+            )
         return f"case when {self.breaks} then {_quote(self.reason + '|' + self.detail)} end"
 
     def holds(self) -> str:
@@ -195,6 +207,10 @@ def _rules() -> list[Rule]:
     specs = event_type_specs()
     owners = {name: tuple(t for t in EVENT_TYPES if name in allowed_fields(t)) for name in fields}
     rules = [Rule("malformed_json", "", "not is_object")]
+    # A key repeated in the object (at its top level) is read differently by different readers:
+    # refused before any value is read (`ledger.contract.duplicate_keys`, the collector's rule too).
+    repeated = repeated_key_sql("keys")
+    rules.append(Rule("duplicate_key", "", f"{repeated} is not null", detail_sql=repeated))
     rules += [Rule("missing_field", name, f"not {_present(name)}") for name in COMMON_FIELDS]
     rules.append(Rule("bad_type", "event_type", "t_event_type <> 'VARCHAR'"))
     rules.append(Rule("bad_value", "event_type", f"s_event_type not in {_in(EVENT_TYPES)}"))
@@ -208,6 +224,18 @@ def _rules() -> list[Rule]:
         if field.name != "event_type":
             breaks = f"{_present(field.name)} and not ({_type_ok(field)})"
             rules.append(Rule("bad_type", field.name, breaks, owners[field.name]))
+    # Personal data (SPEC 3) after the type and before the value's other limits: a card number in a
+    # short code is `personal_data`, not a code with too many digits.
+    for name in fields:
+        variants = field_variants(name)
+        for field, types in variants:
+            if field.personal_data_card_groups is None:
+                continue
+            found = personal_data_sql(f"s_{name}", card_groups=field.personal_data_card_groups)
+            breaks = f"{_present(name)} and ({found})"
+            if len(variants) > 1:
+                breaks = f"s_event_type in {_in(types)} and {breaks}"
+            rules.append(Rule("personal_data", name, breaks, types))
     for name in fields:
         variants = field_variants(name)
         for field, types in variants:
@@ -256,7 +284,10 @@ def _text(field: FieldSpec | None, name: str, index: int) -> str:
     if field is not None and field.kind == "decimal":
         # Only a line with such a number pays for reading the line's text (CASE evaluates a branch
         # for the rows that take it); the simulator and collectors send decimals as strings.
-        return f"case when types[{index}] = 'DOUBLE' then {_number_text(name)} else o.{name} end"
+        # A JSON integer reads exactly, but for its sign: -0 reads as 0, so a zero is read off the
+        # line too (negative zero is `bad_value` in either spelling, SPEC 3).
+        number = f"types[{index}] = 'DOUBLE' or (types[{index}] = 'BIGINT' and o.{name} = '0')"
+        return f"case when {number} then {_number_text(name)} else o.{name} end"
     return f"o.{name}"
 
 
@@ -303,7 +334,7 @@ def _fast_branch(event_type: str, rules: list[Rule]) -> str:
     Only the type's own fields are extracted, so every expression works on dense columns. The key
     count stands in for the unknown-field rule: a line whose keys are exactly the non-null fields
     its type allows has no unknown, null-valued or repeated key. A line that does not pass is not
-    necessarily invalid (a null or a repeated key is allowed): the ladder decides.
+    necessarily invalid (a null is allowed): the ladder decides.
     """
     fields = all_fields()
     names = list(allowed_fields(event_type))
@@ -311,7 +342,9 @@ def _fast_branch(event_type: str, rules: list[Rule]) -> str:
     holds = [f"key_count = {present}"] + [
         rule.holds()
         for rule in rules
-        if rule.breaks is not None and (not rule.event_types or event_type in rule.event_types)
+        if rule.breaks is not None
+        and rule.detail_sql is None
+        and (not rule.event_types or event_type in rule.event_types)
     ]
     columns = ",\n    ".join(
         f"{_typed(fields[name])} as {name}" for name in names if name != "event_type"

@@ -24,7 +24,9 @@ import pytest
 
 from ledger.collect.credentials import retell_signature
 from ledger.collect.sink import FileSink, HttpSink
+from ledger.contract.verdict import verdict
 from ledger.core.settings import REPO_ROOT, Settings
+from tests.support.events import INGEST_TIME
 from tests.support.stacks import retell_webhook, vapi_report
 
 TOKENS = {
@@ -660,3 +662,52 @@ def test_connections_over_the_cap_get_503(tmp_path):
         for sock in held:
             sock.close()
         collector.stop()
+
+
+# (object as sent, its first repeated key): the collector's door and the ingest's verdict alike.
+_REPEATED_KEYS = [
+    ('"source": "gw-b", "source": "gw-a"', "source"),
+    ('"source": "gw-a", "sour\\u0063e": "gw-a"', "source"),
+    ('"source": "gw-a", "tenant_id": "acme-telecom"', "tenant_id"),
+    ('"source": "gw-a"', None),
+]
+
+
+@pytest.mark.parametrize(("members", "key"), _REPEATED_KEYS)
+def test_a_repeated_key_is_refused_at_the_door_as_the_ingest_quarantines_it(
+    collector, members, key
+):
+    # A token of gw-a once wrote an event as gw-b: the collector checked the last "source", the
+    # ingest stored the first (issue 26). One rule now decides both (contract.duplicate_keys).
+    event = {k: v for k, v in _event(9).items() if k != "source"}
+    sent = "{" + members + ", " + json.dumps(event)[1:]
+    assert verdict(sent, INGEST_TIME) == (("duplicate_key", key) if key else None)
+    headers = {"Authorization": f"Bearer {TOKENS['gw-a']}"}
+    for content_type, body, where in (
+        ("application/x-ndjson", sent, {"line": 1}),
+        ("application/json", f"[{sent}]", {"index": 0}),
+    ):
+        status, reply = collector.request(
+            "POST", "/v1/events", body.encode(), {**headers, "Content-Type": content_type}
+        )
+        if key is None:
+            assert (status, reply["accepted"]) == (202, 1)
+        else:
+            assert (status, reply["error"]) == (400, "malformed_batch")
+            assert reply["problems"] == [{**where, "reason": f"duplicate_key: {key}"}]
+
+
+def test_negative_zero_reaches_the_landing_file_as_sent(collector):
+    # Written again to add the token's source, -0 stays -0 (a Python int would write 0, which
+    # the ingest accepts): the ingest then refuses it as bad_value, as it does "-0" (SPEC 3).
+    event = {key: value for key, value in _event(10).items() if key != "audio_seconds"}
+    sent = json.dumps(event)[:-1] + ', "audio_seconds": -0}'
+    landed = json.dumps({"source": "gw-a", **event})[:-1] + ', "audio_seconds": -0}'
+    headers = {"Authorization": f"Bearer {TOKENS['gw-a']}"}
+    for content_type, body in (("application/x-ndjson", sent), ("application/json", f"[{sent}]")):
+        status, reply = collector.request(
+            "POST", "/v1/events", body.encode(), {**headers, "Content-Type": content_type}
+        )
+        assert (status, reply["accepted"]) == (202, 1)
+        assert (collector.landing / reply["file"]).read_text() == landed + "\n"
+        assert verdict(landed, INGEST_TIME) == ("bad_value", "audio_seconds")

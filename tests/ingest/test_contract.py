@@ -142,18 +142,61 @@ CASES: list[tuple[str, tuple[str, str | None] | None]] = [
     (line("llm.usage", model="gpt-4o/mini:2024-08"), None),
     (line("llm.usage", route="x" * 65), ("bad_value", "route")),
     (line("llm.usage", route="small model"), ("bad_value", "route")),
-    (line("session.degraded", reason="4111 1111 1111 1111"), ("bad_value", "reason")),
+    # A card number in a short code is personal data first (SPEC 3), not just too many digits.
+    (line("session.degraded", reason="4111 1111 1111 1111"), ("personal_data", "reason")),
     (line("session.degraded", reason="tts.timeout:504"), None),
     # A short code holds at most 8 digits: no card or phone number, however it is written.
-    (line("session.degraded", reason="4111111111111111"), ("bad_value", "reason")),
-    (line("session.degraded", reason="card:4111-1111-1111-1111"), ("bad_value", "reason")),
+    (line("session.degraded", reason="4111111111111111"), ("personal_data", "reason")),
+    (line("session.degraded", reason="card:4111-1111-1111-1111"), ("personal_data", "reason")),
+    # not a card (Luhn fails): still more than 8 digits in a short code
+    (line("session.degraded", reason="4111111111111112"), ("bad_value", "reason")),
     (line("session.degraded", reason="13912345678"), ("bad_value", "reason")),
     (line("session.degraded", reason="a1b2c3d4e5f6g7h8i9"), ("bad_value", "reason")),
     (line("session.degraded", reason="sip.bye:20261120"), None),
     (line("llm.usage", route="123456789"), ("bad_value", "route")),
-    (line("cost.reported", item="4111.1111.1111.1111"), ("bad_value", "item")),
+    (line("cost.reported", item="4111.1111.1111.1111"), ("personal_data", "item")),
     (line("cost.reported", item="gpu_hours.2026-11"), None),
     (line("session.started", agent_id="agent one"), ("bad_value", "agent_id")),
+    # Personal data stays out of identifiers and short codes (SPEC 3, issue 26 point 5): a card
+    # number (15-19 digits, separators allowed, 3-6 first, Luhn), an e-mail, a `+` phone number.
+    (line("llm.usage", session_id="4111 1111 1111 1111"), ("personal_data", "session_id")),
+    (line("llm.usage", session_id="4111-1111-1111-1111"), ("personal_data", "session_id")),
+    (line("llm.usage", session_id="4111111111111111"), ("personal_data", "session_id")),
+    (line("llm.usage", session_id="call-378282246310005"), ("personal_data", "session_id")),
+    (line("llm.usage", session_id="4111111111111112"), None),
+    (line("llm.usage", session_id="4111111111111111111111"), None),
+    # an epoch in a machine id starts with 1: not a card, however long the run
+    (line("llm.usage", session_id="sess-1733300000000-42"), None),
+    (line("llm.usage", session_id="sess-1733300000000123-42"), None),
+    # UUIDs (the simulator's and collectors' ids) whose digit groups passed for a card by Luhn
+    # when any digits joined by dashes counted: grouped digits count only as cards are printed
+    (line("llm.usage", event_id="62983833-6721-448d-94f1-c0d30835898e"), None),
+    (line("llm.usage", session_id="8aded6b9-efb3-4199-8543-72373951ee71"), None),
+    (line("llm.usage", event_id="b560a3d9-2769-4c82-a338-982864377611"), None),
+    (line("llm.usage", session_id="abcd4111-1111-1111-1111-1111abcd"), None),
+    (line("llm.usage", session_id="call-3782-822463-10005"), ("personal_data", "session_id")),
+    (line("llm.usage", session_id="x-4111-1111-1111-1111-x"), ("personal_data", "session_id")),
+    # digits glued to letters are a hexadecimal id's, not a card (a SHA-256 id held such runs)
+    (line("llm.usage", event_id="cb317a98d402754525430290b8dd5d48"), None),
+    (line("llm.usage", session_id="card4111111111111111"), None),
+    (line("llm.usage", session_id="card-4111111111111111-2"), ("personal_data", "session_id")),
+    (line("llm.usage", tenant_id="a@b.co"), ("personal_data", "tenant_id")),
+    (line("llm.usage", event_id="user.name+tag@mail.example.com"), ("personal_data", "event_id")),
+    (line("llm.usage", tenant_id="ops@acme"), None),
+    (line("llm.usage", session_id="+8613800138000"), ("personal_data", "session_id")),
+    (line("llm.usage", session_id="s+86 138-0013-8000"), ("personal_data", "session_id")),
+    (line("llm.usage", session_id="+1234567"), None),
+    (line("llm.usage", model="gpt-4o+1234567"), None),
+    (line("session.started", agent_id="agent-a@b.co"), ("personal_data", "agent_id")),
+    # a short code with digits grouped in fours as a card is written, however few
+    (line("session.degraded", reason="card:4111.1111"), ("personal_data", "reason")),
+    (line("session.degraded", reason="x:4111 1111"), ("personal_data", "reason")),
+    (line("session.degraded", reason="x:411.11111"), None),
+    (line("llm.usage", session_id="a-1234-5678"), None),
+    # personal data wins over the value's other faults, not over a wrong type
+    (line("llm.usage", tenant_id="a@b.co" + "x" * 129), ("personal_data", "tenant_id")),
+    (line("llm.usage", tenant_id="a@b.co", phase="x"), ("personal_data", "tenant_id")),
+    (line("llm.usage", tenant_id="a@b.co", input_tokens="1"), ("bad_type", "input_tokens")),
     (line("session.started", language="zh-CN"), None),
     # One column, two rules: `kind` is a degradation kind or a shadow kind by event type.
     (line("session.degraded", kind="endpointing"), ("bad_value", "kind")),
@@ -187,6 +230,16 @@ CASES: list[tuple[str, tuple[str, str | None] | None]] = [
     (number_line("tts.usage", "audio_seconds", "1.1234560"), None),
     # No exponent, as in a string: 1e2 is bad_type even though its value (100) would fit.
     (number_line("tts.usage", "audio_seconds", "1e2"), ("bad_type", "audio_seconds")),
+    # Negative zero is bad_value in either spelling (SPEC 3, issue 26): -0 as a number was stored 0
+    (number_line("tts.usage", "audio_seconds", "-0"), ("bad_value", "audio_seconds")),
+    (line("tts.usage", audio_seconds="-0"), ("bad_value", "audio_seconds")),
+    (number_line("tts.usage", "audio_seconds", "-0.0"), ("bad_value", "audio_seconds")),
+    (line("tts.usage", audio_seconds="-0.000"), ("bad_value", "audio_seconds")),
+    (number_line("infra.usage", "quantity", "-0"), ("bad_value", "quantity")),
+    (number_line("tts.usage", "audio_seconds", "0"), None),
+    (number_line("tts.usage", "audio_seconds", "0.0"), None),
+    # an integer field reads -0 as the integer 0, both ways
+    (number_line("llm.usage", "input_tokens", "-0"), None),
     (number_line("infra.usage", "quantity", "2.5E-3"), ("bad_type", "quantity")),
     (number_line("turn.shadow", "endpointing_ms", "-1.5e0"), ("bad_type", "endpointing_ms")),
     # The key is found however JSON spells it, and not inside a string value.
@@ -235,7 +288,20 @@ CASES: list[tuple[str, tuple[str, str | None] | None]] = [
     (line("llm.usage", route=None), None),
     ("  \t" + line("session.ended"), None),
     (line("llm.usage", model='deep"seek\\chat'), None),
-    (line("llm.usage").replace(', "model": "deepseek-chat"', ', "model": "x", "model": "x"'), None),
+    # A key repeated in one object is refused, even with the same value (issue 26): DuckDB reads
+    # the first, Python the last, and through the collector that spoofed a source.
+    (
+        line("llm.usage").replace(', "model": "deepseek-chat"', ', "model": "x", "model": "x"'),
+        ("duplicate_key", "model"),
+    ),
+    (line("llm.usage")[:-1] + ', "source": "gw-b"}', ("duplicate_key", "source")),
+    (line("llm.usage")[:-1] + ', "sour\\u0063e": "gw-b"}', ("duplicate_key", "source")),
+    ('{"a": 1, "b": 2, "b": 3, "a": 4}', ("duplicate_key", "b")),
+    # nested objects are no contract value: the top level is what the rule reads
+    (
+        line("llm.usage", provider="P").replace('"P"', '{"name": "a", "name": "b"}'),
+        ("bad_type", "provider"),
+    ),
     # identifiers are ASCII (SPEC 3): a non-ASCII letter is refused whatever the length
     (line("llm.usage", tenant_id="é"), ("bad_value", "tenant_id")),
     (line("llm.usage", route="x" * 64), None),
@@ -302,6 +368,7 @@ def mutations() -> list[str]:
     stretched, an unknown or foreign key added, keys repeated, other spacing."""
     spoilers: list[object] = [..., None, "1", 1, 1.5, -1, True, [1], {"a": 1}, "", "x" * 129]
     spoilers += ["2026-11-01T10:00:00Z", "1.5", 2**62 + 1]
+    spoilers += ["a@b.co", "4111 1111 1111 1111", "+8613800138000", "c:4111.1111"]
     lines = []
     for event_type in EVENT_TYPES:
         document = event(event_type)
@@ -384,7 +451,7 @@ def test_a_decimal_sent_as_a_json_number_is_stored_as_written_or_quarantined() -
     texts = ["1.5", "12.500000", "123456789012.123456", "0.10000000000000000000000001", "1e2"]
     lines = [number_line("tts.usage", "audio_seconds", text) for text in texts]
     lines += [line("tts.usage", audio_seconds=text) for text in texts]
-    # A repeated key: the first wins, as for every field (DuckDB's reader takes the first).
+    # A repeated key is no value at all (issue 26): DuckDB's reader took the first, Python the last.
     first, second = "7.25", "0.10000000000000000000000001"
     lines.append(
         number_line("tts.usage", "audio_seconds", first)[:-1] + f', "audio_seconds": {second}}}'
@@ -411,8 +478,8 @@ def test_a_decimal_sent_as_a_json_number_is_stored_as_written_or_quarantined() -
         assert rows == [
             *read,  # as JSON numbers
             *read,  # as strings: the same verdicts and values
-            (None, None, Decimal("7.250000")),
-            ("bad_value", "audio_seconds", None),
+            ("duplicate_key", "audio_seconds", None),
+            ("duplicate_key", "audio_seconds", None),
         ]
 
 
