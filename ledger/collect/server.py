@@ -210,11 +210,12 @@ def _store(landing_dir: Path, source: str, lines: list[str]) -> Path:
 def remove_leftover_temporaries(landing_dir: Path) -> list[Path]:
     """Delete the hidden temporary files a killed collector left under `landing/collector/`.
 
-    A batch is written under `.<name>.jsonl.tmp` and renamed before its `202`: a temporary file
-    that is still there was never acknowledged, so its client sends the batch again.
+    A batch is written under a hidden temporary (`.<name>.jsonl.<pid>.tmp`, `ledger.core.durable`;
+    `.<name>.jsonl.tmp` before) and renamed before its `202`: a temporary file that is still
+    there was never acknowledged, so its client sends the batch again.
     """
     removed = []
-    for path in sorted((landing_dir / "collector").rglob(".*.jsonl.tmp")):
+    for path in sorted((landing_dir / "collector").rglob(".*.jsonl*.tmp")):
         if path.is_file() and not path.is_symlink():
             path.unlink(missing_ok=True)
             removed.append(path)

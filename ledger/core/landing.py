@@ -16,24 +16,23 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import IO
 
-from ledger.core.durable import fsync_path
+from ledger.core.durable import fsync_path, write_atomically
 
 REJECTED_FOLDER = "rejected"
 
 
 def write_landing_file(folder: Path, name: str, lines: Iterable[str]) -> Path:
-    """Write `lines` to `folder/name` durably: hidden temporary name, fsync, rename, fsync folder."""
-    folder.mkdir(parents=True, exist_ok=True)
+    """Write `lines` to `folder/name` durably, through the hidden temporary of
+    `ledger.core.durable` (`.<name>.<pid>.tmp`), synced, renamed and the folder synced."""
     final = folder / name
-    temporary = folder / f".{name}.tmp"
-    with temporary.open("w", encoding="utf-8") as handle:
-        for line in lines:
-            handle.write(line)
-            handle.write("\n")
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temporary, final)
-    fsync_path(folder)
+
+    def write(staged: Path) -> None:
+        with staged.open("w", encoding="utf-8") as handle:
+            for line in lines:
+                handle.write(line)
+                handle.write("\n")
+
+    write_atomically(final, write)
     return final
 
 

@@ -235,8 +235,10 @@ def test_the_real_sessions_build_into_a_ledger_without_an_unpriced_line(
             "amount is not null and unpriced_reason is null "
             "from marts.fct_usage_lines order by all"
         ).fetchall()
-    usage_events = sum(1 for e in events if e["event_type"].endswith(".usage"))
-    assert len({(p, m) for p, m, *_ in lines}) >= 5 and len(lines) >= usage_events
+    # Every name a usage event carried reached the ledger, each line priced.
+    assert {(p, m) for p, m, *_ in lines} == {
+        (e["provider"], e["model"]) for e in events if e["event_type"].endswith(".usage")
+    }
     assert [line for line in lines if not line[5] or not line[7]] == []
     # The rate card's unit prices (price / per), exact: gpt-4.1-mini's three token meters.
     gpt = {line[4]: line[6] for line in lines if line[3] == "gpt-4.1-mini"}

@@ -12,20 +12,9 @@
 
 with
 
-events as (
-    select * from {{ ref('stg_metering__events') }}
-),
-
--- Only the latest revision of a reported cost line counts (SPEC 9), as in
--- stg_metering__reported_costs.
-reported_lines as (
-    select
-        *,
-        max(coalesce(revision, 0)) over (
-            partition by session_id, component, provider, item
-        ) as latest_revision,
-    from events
-    where event_type = 'cost.reported'
+-- Only the latest revision of a reported cost line counts (SPEC 9): staging keeps those alone.
+reported_costs as (
+    select * from {{ ref('stg_metering__reported_costs') }}
 ),
 
 imported as (
@@ -49,10 +38,9 @@ reported_events as (
         model,
         turn_index,
         item,
-        {{ money('amount') }} as reported_amount,
+        amount as reported_amount,
         currency as reported_currency,
-    from reported_lines
-    where coalesce(revision, 0) = latest_revision
+    from reported_costs
 ),
 
 reported_imports as (
