@@ -9,6 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from ledger.commands.cli import main
+from ledger.core.settings import Settings
+from ledger.serving.links import board_link
 
 
 @pytest.fixture
@@ -78,3 +80,25 @@ def test_export_refuses_an_unknown_file_type(runner: CliRunner, tmp_path: Path) 
     result = runner.invoke(main, ["export", "session-ledger", "--out", str(tmp_path / "x.xlsx")])
     assert result.exit_code == 2
     assert "--out must end in .csv or .parquet" in result.output
+
+
+def test_a_deep_link_is_the_boards_address_the_page_and_its_sorted_filters() -> None:
+    settings = Settings.from_env({"LEDGER_BOARDS_URL": "https://ledger.example.com/boards/"})
+    assert settings.boards_url == "https://ledger.example.com/boards"
+    link = board_link(
+        settings.boards_url,
+        "margin",
+        {"tenant": ["bright-bank", "acme & co"], "start": "2026-11-20", "end": None, "x": ""},
+    )
+    assert link == (
+        "https://ledger.example.com/boards/margin"
+        "?start=2026-11-20&tenant=bright-bank&tenant=acme+%26+co"
+    )
+    assert board_link(Settings().boards_url, "overview") == "http://127.0.0.1:8501/overview"
+    with pytest.raises(ValueError, match="no board page 'budget'"):
+        board_link(settings.boards_url, "budget")
+
+
+def test_the_boards_address_must_be_http_without_a_query() -> None:
+    with pytest.raises(ValueError, match="LEDGER_BOARDS_URL must be the boards' base address"):
+        Settings.from_env({"LEDGER_BOARDS_URL": "ledger.example.com?x=1"})

@@ -12,6 +12,7 @@
 | `LEDGER_ACCESS_FILE`        | `$LEDGER_HOME/access.yaml`      | who may read the boards (ledger/serving/access_file.py) |
 | `LEDGER_PRICE_MAP`          | the copy `make env` keeps       | LiteLLM's price map for `ledger rates import` |
 | `LEDGER_SIGN_IN_REQUIRED`   | `false`                         | the boards deny everyone while the access file is missing (`ledger serve` sets it when it starts with one) |
+| `LEDGER_BOARDS_URL`         | `http://127.0.0.1:8501`         | where readers reach the boards: the base of every deep link an alert or review carries |
 
 Each default is written once, on its field below; `ENVIRONMENT` names each field's variable. The
 object travels whole: `as_json()` / `from_json()` to the Dagster resource (one config string),
@@ -46,6 +47,7 @@ ENVIRONMENT: dict[str, str] = {
     "access_file": "LEDGER_ACCESS_FILE",
     "price_map": "LEDGER_PRICE_MAP",
     "sign_in_required": "LEDGER_SIGN_IN_REQUIRED",
+    "boards_url": "LEDGER_BOARDS_URL",
 }
 
 # Settings that hold credentials: they travel only through the environment, never in stored config.
@@ -75,6 +77,9 @@ class Settings(BaseModel):
     # A sign-in deployment (`ledger serve` started with an access file): should the file go
     # missing, the boards deny every request rather than fall back to the local operator.
     sign_in_required: bool = False
+    # Where readers reach the boards (behind a proxy: its public address): the base of the deep
+    # links alerts and reviews carry (ledger/serving/links.py). The default is `ledger serve`'s.
+    boards_url: str = "http://127.0.0.1:8501"
 
     @field_validator("home", "reference_dir", "access_file", "price_map")
     @classmethod
@@ -90,6 +95,16 @@ class Settings(BaseModel):
                 f"LEDGER_QUARANTINE_RETENTION_DAYS must be a whole number of days >= 0, got {value}"
             )
         return value
+
+    @field_validator("boards_url")
+    @classmethod
+    def _boards_url_is_http(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")) or "?" in value or "#" in value:
+            raise ValueError(
+                "LEDGER_BOARDS_URL must be the boards' base address such as "
+                f"https://ledger.example.com/boards (http or https, no query), got {value!r}"
+            )
+        return value.rstrip("/")
 
     @field_validator("engine")
     @classmethod

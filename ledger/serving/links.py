@@ -1,0 +1,29 @@
+"""Deep links into the boards: the address an alert, a review or another page hands a reader.
+
+A link is `LEDGER_BOARDS_URL` + a page's URL path + its filters as query parameters, the form the
+boards read back (`st.query_params`), so following one reproduces the view. Parameters are sorted
+and empty ones left out: the same view always has the same link.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from urllib.parse import urlencode
+
+# The boards' pages by URL path (Streamlit names a page after its file, dashboards/app_pages/).
+PAGE_PATHS = frozenset(
+    {"overview", "margin", "experience", "combined", "sessions", "data_quality", "operations"}
+)
+
+
+def board_link(base_url: str, page: str, params: Mapping[str, object] | None = None) -> str:
+    """The boards' `page` at `base_url` (Settings.boards_url) with `params` as its filters; a
+    parameter with several values (a list or tuple) is repeated."""
+    if page not in PAGE_PATHS:
+        raise ValueError(f"no board page {page!r}; the pages are {', '.join(sorted(PAGE_PATHS))}")
+    pairs: list[tuple[str, str]] = []
+    for name, value in sorted((params or {}).items()):
+        values = value if isinstance(value, list | tuple) else [value]
+        pairs.extend((name, str(one)) for one in values if one is not None and str(one) != "")
+    query = f"?{urlencode(pairs)}" if pairs else ""
+    return f"{base_url.rstrip('/')}/{page}{query}"
