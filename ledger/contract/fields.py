@@ -239,18 +239,16 @@ def _sql_text(text: str) -> str:
 REDACTED = "[redacted]"
 
 
-def _card_run_sql(run: str) -> str:
-    """SQL: the digit run `run` (separators allowed) is a card number (`events.is_card_number`)."""
-    # every non-digit dropped (not just separators): SQL evaluates this even where the grouping
-    # test beside it already failed, on a run that may end with a letter
-    digits = f"regexp_replace({run}, '[^0-9]', '', 'g')"
-    digit = f"cast(substr({digits}, length({digits}) - i, 1) as integer)"
-    # Luhn from the right: every second digit doubled, less 9 when that exceeds 9.
-    luhn = (
-        f"list_sum(list_transform(range(length({digits})), lambda i: case when i % 2 = 1 "
-        f"then 2 * {digit} - case when 2 * {digit} > 9 then 9 else 0 end else {digit} end))"
-    )
+def _card_digits_sql(digits: str) -> str:
+    """SQL: the digit string `digits` is a card number (`events.is_card_number`): 15-19 digits,
+    a card network's first digit, and Luhn's check (from the right, every second digit doubled,
+    less 9 when that exceeds 9; the sum a multiple of 10)."""
     first = " or ".join(f"starts_with({digits}, '{d}')" for d in CARD_FIRST_DIGITS)
+    luhn = (
+        f"list_sum(list_transform(string_split(reverse({digits}), ''), lambda c, i: "
+        "case when i % 2 = 0 then 2 * cast(c as integer) - "
+        "case when cast(c as integer) > 4 then 9 else 0 end else cast(c as integer) end))"
+    )
     return (
         f"(length({digits}) between {CARD_MIN_DIGITS} and {CARD_MAX_DIGITS} "
         f"and ({first}) and {luhn} % 10 = 0)"
@@ -258,11 +256,18 @@ def _card_run_sql(run: str) -> str:
 
 
 def _card_runs_sql(value: str) -> str:
-    """SQL: the list of card numbers written in `value` (`events.card_numbers`)."""
+    """SQL: the list of card numbers written in `value` (`events.card_numbers`).
+
+    Each run of the right shape has its digits taken once (a run with its separators dropped), and
+    only those are checked: the check is the costly part, and most runs fail the shape.
+    """
     found = [
-        f"list_filter(list_transform(regexp_extract_all({value}, {_sql_text(runs)}), "
-        f"lambda m: regexp_replace(m, '^[^0-9]', '')), "
-        f"lambda r: regexp_full_match(r, {_sql_text(shape)}) and {_card_run_sql('r')})"
+        "list_transform(list_filter(list_transform(list_filter(list_transform("
+        f"regexp_extract_all({value}, {_sql_text(runs)}), "
+        "lambda m: regexp_replace(m, '^[^0-9]', '')), "
+        f"lambda r: regexp_full_match(r, {_sql_text(shape)})), "
+        "lambda r: {'run': r, 'digits': regexp_replace(r, '[^0-9]', '', 'g')}), "
+        f"lambda c: {_card_digits_sql('c.digits')}), lambda c: c.run)"
         for runs, shape in (
             (PLAIN_RUN_PATTERN, "[0-9]+"),
             (GROUPED_RUN_PATTERN, CARD_GROUPING_PATTERN),
