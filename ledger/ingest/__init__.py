@@ -16,7 +16,7 @@ import duckdb
 
 from ledger.core.home_lock import home_lock
 from ledger.core.settings import Settings
-from ledger.ingest.files import chunks, discover, is_large
+from ledger.ingest.files import chunks, discover, expanded_size, is_large
 from ledger.ingest.load import FileResult, commit_chunked, commit_group
 from ledger.ingest.stage import StagedFile, Validator
 from ledger.warehouse import connect, ensure_raw_schema, remove_orphan_event_files
@@ -117,11 +117,12 @@ def _ingest_files(
 def batches(
     files: list[Path], budget: int = BATCH_BYTES, most: int = BATCH_FILES
 ) -> Iterator[list[Path]]:
-    """Consecutive runs of at most `most` files and about `budget` bytes (a larger file alone)."""
+    """Consecutive runs of at most `most` files and about `budget` bytes of rows (`expanded_size`;
+    a larger file alone)."""
     batch: list[Path] = []
     size = 0
     for path in files:
-        length = path.stat().st_size
+        length = expanded_size(path)  # a compressed file's rows take memory as if expanded
         if is_large(path):  # validated and committed a piece at a time, alone
             if batch:
                 yield batch

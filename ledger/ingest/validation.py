@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ledger.contract.duplicate_keys import repeated_key_sql
 from ledger.contract.events import DECIMAL_TEXT_PATTERN, EVENT_TYPES, RFC3339_PATTERN
@@ -328,7 +328,104 @@ def _extract(names: list[str], source: str) -> str:
   )"""
 
 
-def _fast_branch(event_type: str, rules: list[Rule]) -> str:
+@dataclass(frozen=True)
+class TypedRows:
+    """Landing files whose rows arrive typed (Parquet files of one schema): validated on their
+    columns, not on text.
+
+    Its rows are the lines of the JSON text they stand for (`text_sql`, `ledger.ingest.files`);
+    a row whose columns say what that text's fields would say is judged on the columns directly
+    (`_typed_fields`), every other row is rendered to its text for the ladder. Rendering every row
+    and parsing it back cost a Parquet file about 26 times the time of its typed read, and a row
+    rendered with a key for each column (nulls included) never passed the fast branch's key count.
+    """
+
+    relation: str  # the rows, with `file_index` and `line_number`
+    columns: dict[str, str]  # each column's DuckDB type (but the two above)
+    text_sql: str  # SQL: a row as its JSON text
+
+
+_INTEGER_TYPES = frozenset(
+    {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT"}
+)
+
+
+def _column_as_json(name: str, kind: str) -> tuple[str, str] | None:
+    """(the JSON type, SQL of the text) a field read from the rendered row would have, for a
+    column of DuckDB type `kind`; None for a type read only through its text."""
+    ident = '"' + name.replace('"', '""') + '"'
+    if kind == "VARCHAR":
+        return "VARCHAR", ident
+    if kind in _INTEGER_TYPES:
+        return "BIGINT", f"cast({ident} as varchar)"
+    if kind == "BOOLEAN":
+        return "BOOLEAN", f"case when {ident} then 'true' when not {ident} then 'false' end"
+    if kind.startswith("DECIMAL"):  # rendered as a string of the exact value
+        return "VARCHAR", f"cast({ident} as varchar)"
+    if kind.startswith("TIMESTAMP WITH TIME ZONE"):  # rendered as RFC 3339 UTC
+        return "VARCHAR", f"strftime(timezone('UTC', {ident}), '%Y-%m-%dT%H:%M:%S.%fZ')"
+    return None
+
+
+def _typed_fields(event_type: str, rows: TypedRows) -> str | None:
+    """`rows` of `event_type` whose columns can be judged directly, with `_extract`'s columns.
+
+    A row qualifies when every column its type does not take (another type's field, an unknown
+    column) is null, and so is every column of a type read only through its text: such a row's
+    text has exactly these fields with these JSON types and texts (a null counts as absent, as in
+    the text). None when the file cannot say a row's type (no text `event_type` column).
+    """
+    if rows.columns.get("event_type") != "VARCHAR":
+        return None
+    fields = all_fields()
+    names = set(allowed_fields(event_type))
+    values, empty = [], []
+    for column, kind in rows.columns.items():
+        ident = '"' + column.replace('"', '""') + '"'
+        read = _column_as_json(column, kind) if column in names else None
+        if column == "event_type":
+            continue
+        if read is None:
+            empty.append(f"{ident} is null")
+            continue
+        json_type, text = read
+        values.append(f"{text} as s_{column}")
+        values.append(f"case when {ident} is not null then '{json_type}' end as t_{column}")
+        if fields[column].kind == "timestamp":
+            values.append(f"try_cast({text} as timestamptz) as ts_{column}")
+    present = " + ".join(
+        [
+            "1",
+            *(
+                f'("{c}" is not null)::int'
+                for c in rows.columns
+                if c in names and c != "event_type"
+            ),
+        ]
+    )
+    where = " and ".join([f"event_type = {_quote(event_type)}", *empty])
+    return f"""(
+    select file_index, line_number, true as is_object, {present} as key_count,
+      'VARCHAR' as t_event_type, event_type as s_event_type{"".join(", " + v for v in values)}
+    from {rows.relation}
+    where {where}
+  )"""
+
+
+def _read_once(typed: tuple[TypedRows, ...]) -> tuple[str, tuple[TypedRows, ...]]:
+    """CTEs that read each group of typed files once, and the groups reading from them: every
+    event type's branch and the ladder read the rows, and a Parquet scan decodes every column it
+    projects for every row, whatever filter follows."""
+    ctes = "".join(
+        f"typed_rows_{index} as materialized (select * from {rows.relation}),\n"
+        for index, rows in enumerate(typed, 1)
+    )
+    return ctes, tuple(
+        replace(rows, relation=f"typed_rows_{index}") for index, rows in enumerate(typed, 1)
+    )
+
+
+def _fast_branch(event_type: str, rules: list[Rule], typed: tuple[TypedRows, ...] = ()) -> str:
     """The lines of one event type, typed, with `passes`: true when the line breaks no rule.
 
     Only the type's own fields are extracted, so every expression works on dense columns. The key
@@ -350,6 +447,16 @@ def _fast_branch(event_type: str, rules: list[Rule]) -> str:
         f"{_typed(fields[name])} as {name}" for name in names if name != "event_type"
     )
     source = f"(select *, raw_text as json_text from split where event_type = {_quote(event_type)})"
+    lines = _extract(names, source)
+    extracted = [found for rows in typed if (found := _typed_fields(event_type, rows))]
+    if extracted:
+        lines = (
+            "("
+            + "\n  union all by name ".join(
+                [f"select * from {lines}", *(f"select * from {found}" for found in extracted)]
+            )
+            + ")"
+        )
     return f"""(
   select
     file_index,
@@ -357,7 +464,7 @@ def _fast_branch(event_type: str, rules: list[Rule]) -> str:
     {" and ".join(holds)} as passes,
     s_event_type as event_type,
     {columns}
-  from {_extract(names, source)}
+  from {lines}
 )"""
 
 
@@ -366,14 +473,21 @@ def _branches(fast: bool) -> dict[str, str]:
     return {t: f"fast_{index}" for index, t in enumerate(EVENT_TYPES if fast else (), 1)}
 
 
-def _common_ctes(lines: str, branches: dict[str, str], rules: list[Rule]) -> str:
-    """The CTEs every query here starts with: the lines, their split, the fast branches."""
+def _common_ctes(
+    lines: str,
+    branches: dict[str, str],
+    rules: list[Rule],
+    typed: tuple[TypedRows, ...] = (),
+    read_once: str = "",
+) -> str:
+    """The CTEs every query here starts with: the typed rows read once (`_read_once`), the lines,
+    their split, the fast branches."""
     fast_ctes = "".join(
-        f",\n{cte} as materialized {_fast_branch(event_type, rules)}"
+        f",\n{cte} as materialized {_fast_branch(event_type, rules, typed)}"
         for event_type, cte in branches.items()
     )
     return f"""
-with source_lines as (
+with {read_once}source_lines as (
   select file_index, line_number, raw_text
   from {lines}
   where raw_text is not null and {NOT_BLANK}
@@ -406,14 +520,17 @@ def _proven(branches: dict[str, str]) -> str:
     )
 
 
-def proven_sql(lines: str) -> str:
-    """The lines of `lines` that their event type's fast branch proved valid (file, line)."""
+def proven_sql(lines: str, typed: tuple[TypedRows, ...] = ()) -> str:
+    """The lines of `lines` (and rows of `typed`) that their event type's fast branch proved
+    valid (file, line)."""
     branches = _branches(fast=True)
-    return _common_ctes(lines, branches, _rules()) + "\n" + _proven(branches)
+    read_once, typed = _read_once(typed)
+    return _common_ctes(lines, branches, _rules(), typed, read_once) + "\n" + _proven(branches)
 
 
-def validation_sql(lines: str, *, fast: bool = True) -> str:
-    """SQL over `lines` (file_index, line_number, raw_text); takes parameter $ingest_time.
+def validation_sql(lines: str, *, fast: bool = True, typed: tuple[TypedRows, ...] = ()) -> str:
+    """SQL over `lines` (file_index, line_number, raw_text) and the files whose rows arrive
+    `typed`; takes parameter $ingest_time.
 
     One statement validates several files (planning it costs about as much as validating a small
     file); a line is identified by (file_index, line_number). Blank lines are skipped (they carry
@@ -447,8 +564,28 @@ def validation_sql(lines: str, *, fast: bool = True) -> str:
       from split
       {not_proven}
     )"""
+    # Typed rows no branch proved, as their text: only these rows are rendered.
+    read_once, typed = _read_once(typed)
+    for rows in typed:
+        rendered = (
+            f"anti join ({_proven(branches)}) using (file_index, line_number)" if branches else ""
+        )
+        rejected += f"""
+    union all
+    select file_index, line_number, is_object, raw_text,
+      case when is_object then raw_text end as json_text,
+      case when is_object then json_keys(raw_text) end as keys
+    from (
+      select file_index, line_number, raw_text,
+        json_valid(raw_text) and starts_with(raw_text, '{{') as is_object
+      from (
+        select file_index, line_number, {rows.text_sql} as raw_text
+        from {rows.relation} {rendered}
+      )
+    )"""
+    rejected = f"({rejected})" if typed else rejected
     return (
-        _common_ctes(lines, branches, rules)
+        _common_ctes(lines, branches, rules, typed, read_once)
         + f""",
 general as (
   select
