@@ -779,5 +779,63 @@ def collect_serve(
     run_collector(config, host=host, port=port)
 
 
+# ---- running as a service (SPEC 14): `ledger up`, `ledger backup`, `ledger restore` -------------
+
+
+@main.command()
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="The collector's and the boards' address (another needs the boards' access file).",
+)
+@click.option("--dagster-port", default=3000, show_default=True, type=int, help="Dagster UI.")
+@click.option("--collector-port", default=8787, show_default=True, type=int)
+@click.option("--boards-port", default=8501, show_default=True, type=int)
+@click.option(
+    "--pipeline-port",
+    default=9108,
+    show_default=True,
+    type=int,
+    help="The pipeline's /healthz and /metrics.",
+)
+@click.option(
+    "--collector-config",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="The collector's credentials YAML (default: LEDGER_HOME/collector.yaml if present; "
+    "without one the collector is not started).",
+)
+def up(
+    host: str,
+    dagster_port: int,
+    collector_port: int,
+    boards_port: int,
+    pipeline_port: int,
+    collector_config: Path | None,
+) -> None:
+    """Run everything: the Dagster daemon and UI, the collector and the boards, supervised.
+
+    The Dagster instance lives in LEDGER_HOME/dagster (SQLite; PostgreSQL with
+    LEDGER_DAGSTER_POSTGRES_URL), each service logs to LEDGER_HOME/logs/<service>.log, and
+    SIGTERM or Ctrl-C stops them all.
+    """
+    from ledger.commands.up import Ports, UpRefused
+    from ledger.commands.up import up as run_up
+
+    settings = _settings()
+    if collector_config is None and (settings.home / "collector.yaml").is_file():
+        collector_config = settings.home / "collector.yaml"
+    ports = Ports(host, dagster_port, collector_port, boards_port, pipeline_port)
+    try:
+        run_up(
+            settings,
+            ports,
+            collector_config,
+            echo=lambda text: console.print(text, highlight=False, markup=False),
+        )
+    except UpRefused as exc:
+        raise click.ClickException(str(exc)) from None
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
