@@ -12,7 +12,9 @@ at every start.
 
 from __future__ import annotations
 
+import io
 import sys
+from contextlib import redirect_stdout
 from pathlib import Path
 
 import yaml
@@ -61,4 +63,16 @@ def prepare_instance(settings: Settings) -> Path:
     if ours:
         write_text_atomically(instance, instance_text(settings))
     write_text_atomically(home / "workspace.yaml", workspace_text())
+    create_storage(home)
     return home
+
+
+def create_storage(dagster_home: Path) -> None:
+    """Create (or upgrade) the instance's storage before any service opens it: the daemon and
+    the webserver creating a fresh SQLite storage at the same moment leave it with two schema
+    versions, which no code location can load. The PostgreSQL URL comes from the environment."""
+    from dagster import DagsterInstance
+
+    # Dagster reports each storage it updated on stdout; `ledger up` says what it starts instead.
+    with redirect_stdout(io.StringIO()), DagsterInstance.from_config(str(dagster_home)) as instance:
+        instance.upgrade(print_fn=lambda *_: None)

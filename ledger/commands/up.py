@@ -374,6 +374,8 @@ def up(
         services = plan_services(settings, ports, collector_config)
         check_ports(services, ports)
         settings.ensure_dirs()
+        # The PostgreSQL instance file names its URL's variable: Dagster reads it from here too.
+        os.environ.update(settings.as_environment())
         prepare_instance(settings)
         if collector_config is None:
             echo("collector not started: no credentials file (--collector-config)")

@@ -61,7 +61,8 @@ SECRET_FIELDS = ("webhook_url", "dagster_postgres_url")
 
 
 class Settings(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    # hide_input_in_errors: a refused value may be a secret (a URL with its password).
+    model_config = ConfigDict(frozen=True, hide_input_in_errors=True)
 
     home: Path = REPO_ROOT / "data" / "home"
     reference_dir: Path = REPO_ROOT / "data" / "reference"
@@ -129,6 +130,22 @@ class Settings(BaseModel):
                 f"such as '0 6 * * *', got {value!r}"
             )
         return " ".join(value.split())
+
+    @field_validator("dagster_postgres_url")
+    @classmethod
+    def _postgres_url_names_the_driver(cls, value: str | None) -> str | None:
+        # dagster-postgres drives PostgreSQL through SQLAlchemy with psycopg2 (its dependency);
+        # SQLAlchemy reads a bare postgresql:// as psycopg 3, which is not installed.
+        if value is None:
+            return None
+        scheme, found, rest = value.partition("://")
+        if not found or scheme not in ("postgres", "postgresql", "postgresql+psycopg2"):
+            # The value holds a password: never repeated in an error message.
+            raise ValueError(
+                "LEDGER_DAGSTER_POSTGRES_URL must be a URL such as "
+                "postgresql://user:password@host:5432/database (its value is not shown)"
+            )
+        return f"postgresql+psycopg2://{rest}"
 
     @field_validator("engine")
     @classmethod
