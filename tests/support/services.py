@@ -283,7 +283,9 @@ class LedgerUp:
         """(status, run config, tags) of the instance's runs of `job_name`, oldest first."""
         from dagster import DagsterInstance, RunsFilter
 
-        env = {**self.settings.as_environment(), **self.environment}
+        # The settings `ledger up` read (a PostgreSQL URL names its driver once read).
+        env = Settings.from_env({**self.settings.as_environment(), **self.environment})
+        env = env.as_environment()
         saved = {k: os.environ.get(k) for k in env}
         os.environ.update(env)  # the PostgreSQL instance file names its URL's variable
         try:
