@@ -837,5 +837,47 @@ def up(
         raise click.ClickException(str(exc)) from None
 
 
+@main.command()
+@click.argument("dest", type=click.Path(path_type=Path))
+def backup(dest: Path) -> None:
+    """Back up what cannot be rebuilt into DEST (a new or empty folder).
+
+    The raw layer with its manifest, the ops state, provider bills, the reference data, the
+    weekly reviews and the access file; consistent, under the home's run lock.
+    """
+    from ledger.commands.backup import BackupError
+    from ledger.commands.backup import backup as run_backup
+
+    try:
+        summary = run_backup(_settings(), dest)
+    except BackupError as exc:
+        raise click.ClickException(str(exc)) from None
+    console.print(summary.line("backed up into"), highlight=False, markup=False)
+
+
+@main.command()
+@click.argument("src", type=click.Path(exists=True, file_okay=False, path_type=Path))
+def restore(src: Path) -> None:
+    """Restore a backup into LEDGER_HOME (which must hold no warehouse yet).
+
+    The reference data goes to LEDGER_HOME/reference: point LEDGER_REFERENCE_DIR there, then
+    `ledger build` rebuilds the marts and publishes.
+    """
+    from ledger.commands.backup import BackupError
+    from ledger.commands.backup import restore as run_restore
+
+    settings = _settings()
+    try:
+        summary = run_restore(settings, src)
+    except BackupError as exc:
+        raise click.ClickException(str(exc)) from None
+    console.print(summary.line("restored into"), highlight=False, markup=False)
+    console.print(
+        f"next: export LEDGER_REFERENCE_DIR={settings.home / 'reference'} and run `ledger build`",
+        highlight=False,
+        markup=False,
+    )
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
