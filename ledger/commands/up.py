@@ -200,13 +200,25 @@ def child_environment(settings: Settings) -> dict[str, str]:
     }
 
 
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
-    # A killed supervisor (SIGKILL, OOM) must not leave its children serving on: Linux sends
-    # them SIGTERM when it dies (PR_SET_PDEATHSIG). Elsewhere, they are left to the operator.
+def _libc_prctl() -> Callable[..., int] | None:
     with suppress(OSError, AttributeError):
         import ctypes
 
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)
+        return ctypes.CDLL(None, use_errno=True).prctl
+    return None
+
+
+# Looked up once here: the child between fork and exec must not import or load anything (the
+# health server's thread may hold a lock the fork copied).
+_PRCTL = _libc_prctl()
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    # A killed supervisor (SIGKILL, OOM) must not leave its children serving on: Linux sends
+    # them SIGTERM when it dies. Elsewhere, they are left to the operator.
+    if _PRCTL is not None:
+        _PRCTL(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 class Supervisor:
