@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 FOCUS_VENV := .venv-focus
 FOCUS_STAMP := $(FOCUS_VENV)/.installed
 
-.PHONY: env focus-env chromium java demo test test-fast bench lint format docs clean
+.PHONY: env focus-env chromium java postgresql demo test test-fast bench lint format docs clean
 
 env: $(STAMP)
 
@@ -52,10 +52,20 @@ java:
 		DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openjdk-17-jre-headless; }
 
+# The Dagster instance test (tests/ops/test_ledger_up.py) starts Debian's PostgreSQL server
+# (/usr/lib/postgresql/<version>/bin); installed here (needs root and apt-get) when missing.
+postgresql:
+	@ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || { \
+		command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] || { \
+			echo "PostgreSQL is missing: sudo apt-get update && sudo apt-get install -y postgresql"; \
+			exit 1; }; \
+		DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql; }
+
 # Two workers, a test file at a time; the files that share a warehouse-building session fixture go
 # to one worker together (WORKER_UNITS in tests/plugins/worker_units.py), so each such warehouse is
 # built once, the Spark unit first, so that its builds overlap the rest of the suite.
-test: env focus-env chromium java
+test: env focus-env chromium java postgresql
 	$(BIN)/python -m pytest -n 2 --dist loadfile
 
 # Everything but the build-heavy modules (marked `integration`): a quick loop while editing.

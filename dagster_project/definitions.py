@@ -4,7 +4,13 @@ definitions are loaded, not when a module is imported."""
 
 from functools import cache
 
-from dagster import AssetSelection, Definitions, define_asset_job, definitions
+from dagster import (
+    AssetSelection,
+    Definitions,
+    define_asset_job,
+    definitions,
+    in_process_executor,
+)
 
 from dagster_project.defs.experience_checks import build_experience_checks
 from dagster_project.defs.ingest import landing_sensor_for, raw_events
@@ -47,6 +53,11 @@ def load_definitions() -> Definitions:
         schedules=operation_schedules,
         sensors=[landing_sensor_for(BUILD_JOB_NAME)],
         resources={"warehouse": LedgerWarehouse(), "dbt": dbt_resource()},
+        # Every step writes the one DuckDB warehouse, which takes one writer: a run's steps go one
+        # after another in the run's own process (Dagster's default, a process per step, had the
+        # ingest and the reference load fail on each other's lock under the daemon), as
+        # `ledger build` runs them in-process.
+        executor=in_process_executor,
     )
 
 

@@ -3,6 +3,7 @@
 from dagster import (
     AssetExecutionContext,
     AssetKey,
+    DefaultSensorStatus,
     MaterializeResult,
     RunRequest,
     SensorEvaluationContext,
@@ -59,6 +60,8 @@ def landing_sensor_for(job_name: str):
         job_name=job_name,
         minimum_interval_seconds=30,
         description="Starts a ledger build when new files appear in the landing folder.",
+        # A daemon (`ledger up`) watches the landing folder without anyone switching it on.
+        default_status=DefaultSensorStatus.RUNNING,
     )
     def landing_files_sensor(context: SensorEvaluationContext, warehouse: LedgerWarehouse):
         landing = warehouse.settings().landing_dir

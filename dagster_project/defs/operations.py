@@ -9,12 +9,15 @@ mark stale or incomplete data.
 | `daily_cost_alerts`   | every day 06:00, for the day before     | `ledger alerts run --date D`       |
 | `weekly_margin_review`| Mondays 07:00, for the ISO week before  | `ledger report weekly --week W`    |
 
+The times are `LEDGER_ALERTS_CRON` and `LEDGER_REVIEW_CRON`. Both schedules are running by default:
+a daemon (`ledger up`) fires them without anyone switching them on in the UI.
+
 Both jobs take their date or week as run config, so a run launched by hand from the UI (or
 `ledger alerts run` / `ledger report weekly`) does exactly what the schedule does.
 
-The schedules' time zone is the one exception to "no environment at import": Dagster needs it when
-the schedule is defined, so `operations_definitions()` takes it from the settings then
-(`Settings.from_env()`). Everything else resolves through the `warehouse` resource when a run starts.
+The schedules' time zone and times are the one exception to "no environment at import": Dagster
+needs them when the schedule is defined, so `operations_definitions()` takes them from the settings
+then (`Settings.from_env()`). Everything else resolves through the `warehouse` resource when a run starts.
 """
 
 from datetime import date, datetime, timedelta
@@ -26,6 +29,7 @@ from dagster import (
     AssetCheckSeverity,
     AssetKey,
     Config,
+    DefaultScheduleStatus,
     JobDefinition,
     MetadataValue,
     OpExecutionContext,
@@ -48,8 +52,6 @@ from ledger.report.review import write_weekly_review
 TENANT_DAILY_MARGIN = AssetKey(["marts", "fct_tenant_daily_margin"])
 DAILY_ALERTS_JOB = "daily_cost_alerts"
 WEEKLY_REVIEW_JOB = "weekly_margin_review"
-DAILY_ALERTS_CRON = "0 6 * * *"
-WEEKLY_REVIEW_CRON = "0 7 * * 1"
 
 
 class AlertRunConfig(Config):
@@ -105,12 +107,13 @@ def _scheduled_local(context: ScheduleEvaluationContext) -> datetime:
     return context.scheduled_execution_time or datetime.now()
 
 
-def build_schedules(timezone: str) -> list[ScheduleDefinition]:
+def build_schedules(settings: Settings) -> list[ScheduleDefinition]:
     @schedule(
         name="daily_cost_alerts_schedule",
-        cron_schedule=DAILY_ALERTS_CRON,
+        cron_schedule=settings.alerts_cron,
         job=daily_cost_alerts,
-        execution_timezone=timezone,
+        execution_timezone=settings.timezone,
+        default_status=DefaultScheduleStatus.RUNNING,
         description="Every morning: yesterday's cost anomalies.",
     )
     def daily_cost_alerts_schedule(context: ScheduleEvaluationContext) -> RunRequest:
@@ -119,9 +122,10 @@ def build_schedules(timezone: str) -> list[ScheduleDefinition]:
 
     @schedule(
         name="weekly_margin_review_schedule",
-        cron_schedule=WEEKLY_REVIEW_CRON,
+        cron_schedule=settings.review_cron,
         job=weekly_margin_review,
-        execution_timezone=timezone,
+        execution_timezone=settings.timezone,
+        default_status=DefaultScheduleStatus.RUNNING,
         description="Monday morning: the margin review of the ISO week before.",
     )
     def weekly_margin_review_schedule(context: ScheduleEvaluationContext) -> RunRequest:
@@ -203,12 +207,11 @@ def build_freshness_checks(
 
 
 def operations_definitions(
-    timezone: str | None = None,
+    settings: Settings | None = None,
 ) -> tuple[list[JobDefinition], list[ScheduleDefinition], list[AssetChecksDefinition]]:
     """(jobs, schedules, asset checks) of the scheduled operations, for `Definitions(...)`."""
-    zone = timezone or Settings.from_env().timezone
     return (
         [daily_cost_alerts, weekly_margin_review],
-        build_schedules(zone),
+        build_schedules(settings or Settings.from_env()),
         build_freshness_checks(),
     )

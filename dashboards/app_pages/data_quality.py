@@ -73,6 +73,27 @@ st.caption(
     + comparison.note()
 )
 
+st.subheader("Data lag per source")
+st.caption(
+    "Per source, the newest batch in this published copy: when the collector accepted it (its "
+    "`202`) and how long before the publication that was, the time a batch takes to reach the "
+    "boards while the source sends. Files dropped into the landing folder directly count from "
+    "their ingest, under “(landing folder)”."
+)
+show_table(
+    queries.data_lag_by_source(version),
+    [
+        Col("source", "Source"),
+        Col("newest_accepted_at", "Newest batch accepted (UTC)"),
+        Col("files", "Files", "int"),
+        Col("events", "Events", "int"),
+        Col("data_lag_seconds", "Data lag (s)", "number"),
+    ],
+    currency,
+    key="quality_lag",
+    empty="No file has been ingested.",
+)
+
 st.subheader("Quarantined rows by reason")
 left, right = st.columns([2, 3])
 with left:

@@ -9,6 +9,7 @@ import pandas as pd
 
 from dashboards.connection import run
 from dashboards.queries.common import cached, session_filter
+from ledger.serving.freshness import DATA_LAG_BY_SOURCE_SQL
 
 if TYPE_CHECKING:
     from dashboards.filters import Filters
@@ -81,6 +82,13 @@ def ingested_files(version: str) -> pd.DataFrame:
         order by ingested_at desc, path
     """
     return run(version, sql)
+
+
+@cached
+def data_lag_by_source(version: str) -> pd.DataFrame:
+    """Per source: its newest batch in the published copy, when the collector accepted it, and
+    the lag to the publication (ledger/serving/freshness.py)."""
+    return run(version, DATA_LAG_BY_SOURCE_SQL)
 
 
 @cached

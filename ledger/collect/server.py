@@ -4,6 +4,7 @@
     POST /v1/webhooks/vapi    Vapi's end-of-call report; Vapi's `x-vapi-secret` header
     POST /v1/webhooks/retell  Retell's call_ended / call_analyzed; Retell's `x-retell-signature`
     GET  /healthz             liveness, no authentication
+    GET  /metrics             Prometheus metrics (ledger/collect/metrics.py), no authentication
 
 A `202` means the batch is durably in the landing folder: written under a hidden temporary name,
 fsynced, renamed, the folder fsynced. The collector checks the envelope (authentication, size,
@@ -22,6 +23,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -32,7 +34,7 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ledger.collect.connections import ConnectionLimits
@@ -43,6 +45,7 @@ from ledger.collect.credentials import (
     bearer_token,
     retell_signature_valid,
 )
+from ledger.collect.metrics import CollectorMetrics
 from ledger.collect.retell import RetellOptions, events_from_webhook
 from ledger.collect.vapi import PayloadError, VapiOptions, events_from_report
 from ledger.contract import exact_json
@@ -225,9 +228,11 @@ def remove_leftover_temporaries(landing_dir: Path) -> list[Path]:
 def create_app(config: CollectorConfig) -> Starlette:
     credentials = config.credentials
     remove_leftover_temporaries(config.landing_dir)
+    metrics = CollectorMetrics()
 
-    async def accept(source: str, lines: list[str]) -> JSONResponse:
+    async def accept(source: str, lines: list[str], arrived: float) -> JSONResponse:
         path = await run_in_threadpool(_store, config.landing_dir, source, lines)
+        metrics.accepted(source, lines, time.perf_counter() - arrived)
         stored = path.relative_to(config.landing_dir).as_posix()
         # The source tells an HttpSink which source its token stands for (its spill files use it).
         body = {"accepted": len(lines), "file": stored, "source": source}
@@ -235,9 +240,11 @@ def create_app(config: CollectorConfig) -> Starlette:
 
     def guarded(handler: Callable) -> Callable:
         async def endpoint(request: Request) -> JSONResponse:
+            request.state.arrived = time.perf_counter()
             try:
                 return await handler(request)
             except RequestRefused as exc:
+                metrics.refusal(exc.error)
                 return _refused(exc)
 
         return endpoint
@@ -249,9 +256,12 @@ def create_app(config: CollectorConfig) -> Starlette:
         kind = _content_type(request, JSON_LINES_TYPES | {JSON_TYPE})
         body = await _body(request, config.max_body_bytes)
         grant = credentials.grant_for(source)
-        return await accept(source, _batch_lines(body, kind, source, grant))
+        lines = _batch_lines(body, kind, source, grant)
+        return await accept(source, lines, request.state.arrived)
 
-    async def record(settings: WebhookSettings, body: bytes, convert: Callable) -> JSONResponse:
+    async def record(
+        request: Request, settings: WebhookSettings, body: bytes, convert: Callable
+    ) -> JSONResponse:
         try:
             events = convert(json.loads(body))
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -268,7 +278,8 @@ def create_app(config: CollectorConfig) -> Starlette:
         ]
         if refused:
             raise _not_granted(settings.source, refused, [])
-        return await accept(settings.source, [json.dumps(event) for event in events])
+        lines = [json.dumps(event) for event in events]
+        return await accept(settings.source, lines, request.state.arrived)
 
     def configured(settings: WebhookSettings | None) -> WebhookSettings:
         if settings is None:
@@ -285,7 +296,8 @@ def create_app(config: CollectorConfig) -> Starlette:
         _content_type(request, {JSON_TYPE})
         body = await _body(request, config.max_body_bytes)
         options = VapiOptions(settings.source, settings.tenant_id, settings.scenario)
-        return await record(settings, body, lambda payload: events_from_report(payload, options))
+        convert = lambda payload: events_from_report(payload, options)  # noqa: E731
+        return await record(request, settings, body, convert)
 
     async def post_retell(request: Request) -> JSONResponse:
         settings = configured(credentials.retell)
@@ -298,10 +310,15 @@ def create_app(config: CollectorConfig) -> Starlette:
         if not retell_signature_valid(settings.secret, body, signature):
             raise RequestRefused(401, "unauthorized", "x-retell-signature does not verify")
         options = RetellOptions(settings.source, settings.tenant_id, settings.scenario)
-        return await record(settings, body, lambda payload: events_from_webhook(payload, options))
+        convert = lambda payload: events_from_webhook(payload, options)  # noqa: E731
+        return await record(request, settings, body, convert)
 
     async def healthz(request: Request) -> JSONResponse:
         return JSONResponse({"status": "ok"})
+
+    async def prometheus(request: Request) -> Response:
+        body, kind = metrics.exposition()
+        return Response(body, media_type=kind)
 
     return Starlette(
         routes=[
@@ -309,6 +326,7 @@ def create_app(config: CollectorConfig) -> Starlette:
             Route("/v1/webhooks/vapi", guarded(post_vapi), methods=["POST"]),
             Route("/v1/webhooks/retell", guarded(post_retell), methods=["POST"]),
             Route("/healthz", healthz, methods=["GET"]),
+            Route("/metrics", prometheus, methods=["GET"]),
         ]
     )
 

@@ -779,5 +779,105 @@ def collect_serve(
     run_collector(config, host=host, port=port)
 
 
+# ---- running as a service (SPEC 14): `ledger up`, `ledger backup`, `ledger restore` -------------
+
+
+@main.command()
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="The collector's and the boards' address (another needs the boards' access file).",
+)
+@click.option("--dagster-port", default=3000, show_default=True, type=int, help="Dagster UI.")
+@click.option("--collector-port", default=8787, show_default=True, type=int)
+@click.option("--boards-port", default=8501, show_default=True, type=int)
+@click.option(
+    "--pipeline-port",
+    default=9108,
+    show_default=True,
+    type=int,
+    help="The pipeline's /healthz and /metrics.",
+)
+@click.option(
+    "--collector-config",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="The collector's credentials YAML (default: LEDGER_HOME/collector.yaml if present; "
+    "without one the collector is not started).",
+)
+def up(
+    host: str,
+    dagster_port: int,
+    collector_port: int,
+    boards_port: int,
+    pipeline_port: int,
+    collector_config: Path | None,
+) -> None:
+    """Run everything: the Dagster daemon and UI, the collector and the boards, supervised.
+
+    The Dagster instance lives in LEDGER_HOME/dagster (SQLite; PostgreSQL with
+    LEDGER_DAGSTER_POSTGRES_URL), each service logs to LEDGER_HOME/logs/<service>.log, and
+    SIGTERM or Ctrl-C stops them all.
+    """
+    from ledger.commands.up import Ports, UpRefused
+    from ledger.commands.up import up as run_up
+
+    settings = _settings()
+    if collector_config is None and (settings.home / "collector.yaml").is_file():
+        collector_config = settings.home / "collector.yaml"
+    ports = Ports(host, dagster_port, collector_port, boards_port, pipeline_port)
+    try:
+        run_up(
+            settings,
+            ports,
+            collector_config,
+            echo=lambda text: console.print(text, highlight=False, markup=False),
+        )
+    except UpRefused as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+@main.command()
+@click.argument("dest", type=click.Path(path_type=Path))
+def backup(dest: Path) -> None:
+    """Back up what cannot be rebuilt into DEST (a new or empty folder).
+
+    The raw layer with its manifest, the ops state, provider bills, the reference data, the
+    weekly reviews and the access file; consistent, under the home's run lock.
+    """
+    from ledger.commands.backup import BackupError
+    from ledger.commands.backup import backup as run_backup
+
+    try:
+        summary = run_backup(_settings(), dest)
+    except BackupError as exc:
+        raise click.ClickException(str(exc)) from None
+    console.print(summary.line("backed up into"), highlight=False, markup=False)
+
+
+@main.command()
+@click.argument("src", type=click.Path(exists=True, file_okay=False, path_type=Path))
+def restore(src: Path) -> None:
+    """Restore a backup into LEDGER_HOME (which must hold no warehouse yet).
+
+    The reference data goes to LEDGER_HOME/reference: point LEDGER_REFERENCE_DIR there, then
+    `ledger build` rebuilds the marts and publishes.
+    """
+    from ledger.commands.backup import BackupError
+    from ledger.commands.backup import restore as run_restore
+
+    settings = _settings()
+    try:
+        summary = run_restore(settings, src)
+    except BackupError as exc:
+        raise click.ClickException(str(exc)) from None
+    console.print(summary.line("restored into"), highlight=False, markup=False)
+    console.print(
+        f"next: export LEDGER_REFERENCE_DIR={settings.home / 'reference'} and run `ledger build`",
+        highlight=False,
+        markup=False,
+    )
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

@@ -13,6 +13,9 @@
 | `LEDGER_PRICE_MAP`          | the copy `make env` keeps       | LiteLLM's price map for `ledger rates import` |
 | `LEDGER_SIGN_IN_REQUIRED`   | `false`                         | the boards deny everyone while the access file is missing (`ledger serve` sets it when it starts with one) |
 | `LEDGER_BOARDS_URL`         | `http://127.0.0.1:8501`         | where readers reach the boards: the base of every deep link an alert or review carries |
+| `LEDGER_ALERTS_CRON`        | `0 6 * * *`                     | when the daily cost alerts run (cron, in `LEDGER_TIMEZONE`) |
+| `LEDGER_REVIEW_CRON`        | `0 7 * * 1`                     | when the weekly margin review is written (cron, in `LEDGER_TIMEZONE`) |
+| `LEDGER_DAGSTER_POSTGRES_URL` | unset                         | the Dagster instance's storage in PostgreSQL (unset: SQLite under the home); a secret |
 
 Each default is written once, on its field below; `ENVIRONMENT` names each field's variable. The
 object travels whole: `as_json()` / `from_json()` to the Dagster resource (one config string),
@@ -48,14 +51,18 @@ ENVIRONMENT: dict[str, str] = {
     "price_map": "LEDGER_PRICE_MAP",
     "sign_in_required": "LEDGER_SIGN_IN_REQUIRED",
     "boards_url": "LEDGER_BOARDS_URL",
+    "alerts_cron": "LEDGER_ALERTS_CRON",
+    "review_cron": "LEDGER_REVIEW_CRON",
+    "dagster_postgres_url": "LEDGER_DAGSTER_POSTGRES_URL",
 }
 
 # Settings that hold credentials: they travel only through the environment, never in stored config.
-SECRET_FIELDS = ("webhook_url",)
+SECRET_FIELDS = ("webhook_url", "dagster_postgres_url")
 
 
 class Settings(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    # hide_input_in_errors: a refused value may be a secret (a URL with its password).
+    model_config = ConfigDict(frozen=True, hide_input_in_errors=True)
 
     home: Path = REPO_ROOT / "data" / "home"
     reference_dir: Path = REPO_ROOT / "data" / "reference"
@@ -80,6 +87,14 @@ class Settings(BaseModel):
     # Where readers reach the boards (behind a proxy: its public address): the base of the deep
     # links alerts and reviews carry (ledger/serving/links.py). The default is `ledger serve`'s.
     boards_url: str = "http://127.0.0.1:8501"
+    # When the scheduled operations run (dagster_project/defs/operations.py), in `timezone`: the
+    # daemon reads them when it loads the code location (a test fires them within a minute).
+    alerts_cron: str = "0 6 * * *"
+    review_cron: str = "0 7 * * 1"
+    # The Dagster instance's run, event and schedule storage in PostgreSQL
+    # (postgresql://user:password@host:port/db); None: SQLite under `home/dagster`. It holds a
+    # password, so the instance file names the variable, never its value (ledger/commands/instance.py).
+    dagster_postgres_url: str | None = None
 
     @field_validator("home", "reference_dir", "access_file", "price_map")
     @classmethod
@@ -105,6 +120,32 @@ class Settings(BaseModel):
                 f"https://ledger.example.com/boards (http or https, no query), got {value!r}"
             )
         return value.rstrip("/")
+
+    @field_validator("alerts_cron", "review_cron")
+    @classmethod
+    def _cron_has_five_fields(cls, value: str) -> str:
+        if len(value.split()) != 5:
+            raise ValueError(
+                "LEDGER_ALERTS_CRON and LEDGER_REVIEW_CRON take a five-field cron expression "
+                f"such as '0 6 * * *', got {value!r}"
+            )
+        return " ".join(value.split())
+
+    @field_validator("dagster_postgres_url")
+    @classmethod
+    def _postgres_url_names_the_driver(cls, value: str | None) -> str | None:
+        # dagster-postgres drives PostgreSQL through SQLAlchemy with psycopg2 (its dependency);
+        # SQLAlchemy reads a bare postgresql:// as psycopg 3, which is not installed.
+        if value is None:
+            return None
+        scheme, found, rest = value.partition("://")
+        if not found or scheme not in ("postgres", "postgresql", "postgresql+psycopg2"):
+            # The value holds a password: never repeated in an error message.
+            raise ValueError(
+                "LEDGER_DAGSTER_POSTGRES_URL must be a URL such as "
+                "postgresql://user:password@host:5432/database (its value is not shown)"
+            )
+        return f"postgresql+psycopg2://{rest}"
 
     @field_validator("engine")
     @classmethod
@@ -196,6 +237,16 @@ class Settings(BaseModel):
     def dbt_target_dir(self) -> Path:
         # Per-home dbt artefacts, so two homes (tests, demo) never share a target folder.
         return self.home / "dbt_target"
+
+    @property
+    def dagster_home(self) -> Path:
+        """`ledger up`'s persistent Dagster instance (its `dagster.yaml`, SQLite storage, logs)."""
+        return self.home / "dagster"
+
+    @property
+    def logs_dir(self) -> Path:
+        """`ledger up`'s log files, one per service."""
+        return self.home / "logs"
 
     @property
     def spark_dir(self) -> Path:

@@ -748,6 +748,10 @@ def test_data_quality_shows_quarantine_unpriced_usage_and_freshness(boards_env):
         "boards-bad-rows.jsonl",
         "boards-bad-rows.jsonl",
     ]
+    # Files dropped into the landing folder (no collector) count from their ingest.
+    accepted = int(frame(at, "File")["Accepted"].sum())
+    lag = records(frame(at, "Source"), ["Source", "Files", "Events"])
+    assert lag == [("(landing folder)", 2, accepted)]
     unpriced = frame(at, "Component")
     assert records(unpriced, ["Component", "Provider", "Model", "Meter", "Lines"]) == [
         ("LLM", "acme-llm", "x", "llm.cached_input_tokens", 1),

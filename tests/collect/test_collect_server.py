@@ -711,3 +711,42 @@ def test_negative_zero_reaches_the_landing_file_as_sent(collector):
         assert (status, reply["accepted"]) == (202, 1)
         assert (collector.landing / reply["file"]).read_text() == landed + "\n"
         assert verdict(landed, INGEST_TIME) == ("bad_value", "audio_seconds")
+
+
+def test_the_collector_counts_accepted_and_refused_requests_and_open_sessions(tmp_path):
+    collector = _collector(tmp_path).start()
+    try:
+        started = {
+            **_event(1, session="m-s1"),
+            "event_type": "session.started",
+            "scenario": "customer_service",
+            "channel": "pstn",
+            "pipeline": "realtime",
+        }
+        for key in ("provider", "model", "audio_seconds"):
+            del started[key]
+        assert collector.post_events([started, _event(2, session="m-s1")])[0] == 202
+        assert collector.post_events([_event(3)], token="not-a-token")[0] == 401
+        assert collector.post_events(["not an object"], kind="array")[0] == 400  # type: ignore[list-item]
+        connection = http.client.HTTPConnection("127.0.0.1", collector.port, timeout=10)
+        connection.request("GET", "/metrics")
+        response = connection.getresponse()
+        assert response.getheader("Content-Type").startswith("text/plain")
+        samples = dict(
+            line.rsplit(" ", 1)
+            for line in response.read().decode().splitlines()
+            if line.startswith("ledger_") and "_created" not in line
+        )
+        connection.close()
+    finally:
+        collector.stop()
+    assert {k: v for k, v in samples.items() if "batch_seconds_bucket" not in k} == {
+        'ledger_collector_events_accepted_total{source="gw-a"}': "2.0",
+        'ledger_collector_batches_accepted_total{source="gw-a"}': "1.0",
+        'ledger_collector_requests_refused_total{reason="unauthorized"}': "1.0",
+        'ledger_collector_requests_refused_total{reason="malformed_batch"}': "1.0",
+        "ledger_collector_batch_seconds_count": "1.0",
+        "ledger_collector_batch_seconds_sum": samples["ledger_collector_batch_seconds_sum"],
+        'ledger_collector_active_sessions{pool="asr_tts"}': "0.0",
+        'ledger_collector_active_sessions{pool="realtime"}': "1.0",
+    }

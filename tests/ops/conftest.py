@@ -32,3 +32,16 @@ def ops_settings(ops_template_home: Path, tmp_path: Path) -> Settings:
     copy_warehouse(ops_template_home / "warehouse.duckdb", home / "warehouse.duckdb")
     shutil.copytree(ops_template_home / "published", home / "published")
     return Settings(home=home, reference_dir=LEDGER_REFERENCE_DIR)
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """A real PostgreSQL server (Debian's package) for the Dagster instance tests; each test
+    creates its own database on it."""
+    from tests.support.services import PostgresServer
+
+    server = PostgresServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -348,7 +348,7 @@ def test_the_daily_schedule_checks_yesterday_in_the_reporting_zone() -> None:
 
     from dagster_project.defs.operations import build_schedules
 
-    daily, weekly = build_schedules("Asia/Shanghai")
+    daily, weekly = build_schedules(Settings(timezone="Asia/Shanghai"))
     tick = datetime(2026, 11, 23, 6, 0, tzinfo=ZoneInfo("Asia/Shanghai"))
     request = daily.evaluate_tick(build_schedule_context(scheduled_execution_time=tick))
     assert request.run_requests[0].run_config == {
@@ -356,6 +356,22 @@ def test_the_daily_schedule_checks_yesterday_in_the_reporting_zone() -> None:
     }
     assert (daily.cron_schedule, daily.execution_timezone) == ("0 6 * * *", "Asia/Shanghai")
     assert (weekly.cron_schedule, weekly.execution_timezone) == ("0 7 * * 1", "Asia/Shanghai")
+
+
+def test_the_schedules_times_come_from_the_settings() -> None:
+    from dagster import DefaultScheduleStatus
+
+    from dagster_project.defs.operations import build_schedules
+
+    environ = {"LEDGER_ALERTS_CRON": "30  5 * * *", "LEDGER_REVIEW_CRON": "0 8 * * 2"}
+    daily, weekly = build_schedules(Settings.from_env(environ))
+    assert (daily.cron_schedule, weekly.cron_schedule) == ("30 5 * * *", "0 8 * * 2")
+    # A daemon fires them without anyone switching them on.
+    assert daily.default_status == weekly.default_status == DefaultScheduleStatus.RUNNING
+    with pytest.raises(
+        ValueError, match="five-field cron expression such as '0 6 \\* \\* \\*', got '6am'"
+    ):
+        Settings.from_env({"LEDGER_ALERTS_CRON": "6am"})
 
 
 def test_the_daily_job_runs_the_alerts_in_dagster(ops_settings: Settings) -> None:

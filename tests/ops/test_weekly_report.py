@@ -236,7 +236,7 @@ def test_the_weekly_schedule_reviews_the_iso_week_before() -> None:
 
     from dagster_project.defs.operations import build_schedules
 
-    _, weekly = build_schedules("Asia/Shanghai")
+    _, weekly = build_schedules(Settings(timezone="Asia/Shanghai"))
     tick = datetime(2026, 11, 23, 7, 0, tzinfo=ZoneInfo("Asia/Shanghai"))
     request = weekly.evaluate_tick(build_schedule_context(scheduled_execution_time=tick))
     assert request.run_requests[0].run_config == {

@@ -48,6 +48,8 @@ WORKER_UNITS: dict[str, tuple[str, ...]] = {
     "ops_template_home": (
         "tests/ops/test_alerts.py",
         "tests/ops/test_alerts_webhook.py",
+        "tests/ops/test_backup.py",
+        "tests/ops/test_ledger_up.py",
         "tests/ops/test_metric_layer.py",
         "tests/ops/test_weekly_report.py",
     ),
