@@ -9,6 +9,7 @@
 | `LEDGER_WEBHOOK_URL`        | unset                           | Slack-compatible alert webhook           |
 | `LEDGER_QUARANTINE_RETENTION_DAYS` | `30`                     | days a quarantined line keeps its raw text |
 | `LEDGER_ENGINE`             | `duckdb`                        | engine dbt runs on: `duckdb` or `spark`  |
+| `LEDGER_SPARK_REMOTE`       | unset (a local pyspark)         | `sc://host:port`: Spark runs on the Spark Connect server there (docs/spark.md) |
 | `LEDGER_ACCESS_FILE`        | `$LEDGER_HOME/access.yaml`      | who may read the boards (ledger/serving/access_file.py) |
 | `LEDGER_PRICE_MAP`          | the copy `make env` keeps       | LiteLLM's price map for `ledger rates import` |
 | `LEDGER_SIGN_IN_REQUIRED`   | `false`                         | the boards deny everyone while the access file is missing (`ledger serve` sets it when it starts with one) |
@@ -47,6 +48,7 @@ ENVIRONMENT: dict[str, str] = {
     "webhook_url": "LEDGER_WEBHOOK_URL",
     "quarantine_retention_days": "LEDGER_QUARANTINE_RETENTION_DAYS",
     "engine": "LEDGER_ENGINE",
+    "spark_remote": "LEDGER_SPARK_REMOTE",
     "access_file": "LEDGER_ACCESS_FILE",
     "price_map": "LEDGER_PRICE_MAP",
     "sign_in_required": "LEDGER_SIGN_IN_REQUIRED",
@@ -75,6 +77,9 @@ class Settings(BaseModel):
     # The engine the dbt project runs on (dbt target `local` or `spark`, see dbt/profiles.yml):
     # DuckDB, embedded, or Apache Spark (a local pyspark `local[2]`; a cluster is a profile change).
     engine: str = "duckdb"
+    # LEDGER_ENGINE=spark: the Spark Connect server (`sc://host:port`) in front of a cluster that
+    # runs the dbt project (dbt target `spark_connect`); None: a local pyspark in dbt's process.
+    spark_remote: str | None = None
     # Who may read the boards and which tenants each sees (ledger/serving/access_file.py); None: the default
     # place, `home/access.yaml`.
     access_file: Path | None = None
@@ -152,6 +157,16 @@ class Settings(BaseModel):
     def _engine_is_known(cls, value: str) -> str:
         if value not in ENGINES:
             raise ValueError(f"LEDGER_ENGINE must be one of {', '.join(ENGINES)}, got {value!r}")
+        return value
+
+    @field_validator("spark_remote")
+    @classmethod
+    def _spark_remote_is_connect_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith("sc://"):
+            raise ValueError(
+                "LEDGER_SPARK_REMOTE must be a Spark Connect address such as "
+                f"sc://spark-connect.internal:15002, got {value!r}"
+            )
         return value
 
     @field_validator("reporting_currency")

@@ -129,7 +129,7 @@ def _rows_digest(con: duckdb.DuckDBPyConnection, qualified: str) -> str:
 def project_fingerprint(con: duckdb.DuckDBPyConnection, settings: Settings) -> str:
     """What makes earlier results unusable: the dbt project's files, the vars, and the reference
     tables without effective ranges."""
-    from ledger.pipeline.transform import dbt_vars
+    from ledger.pipeline.transform import PLACE_VARS, dbt_vars
 
     digest = hashlib.sha256()
     for folder in ("models", "macros", "data-tests"):
@@ -138,7 +138,7 @@ def project_fingerprint(con: duckdb.DuckDBPyConnection, settings: Settings) -> s
                 digest.update(str(path.relative_to(DBT_PROJECT_DIR)).encode())
                 digest.update(path.read_bytes())
     digest.update((DBT_PROJECT_DIR / "dbt_project.yml").read_bytes())
-    frame = {k: v for k, v in dbt_vars(settings).items() if k != "warehouse_path"}
+    frame = {k: v for k, v in dbt_vars(settings).items() if k not in PLACE_VARS}
     digest.update(json.dumps(frame, sort_keys=True).encode())
     for table in REBUILDING_REFERENCE:
         digest.update(_rows_digest(con, f"reference.{table}").encode())

@@ -104,12 +104,27 @@ def model_parquet(settings: Settings, qualified: str) -> str | None:
 
 def spark_vars(settings: Settings) -> dict[str, str]:
     """The dbt vars of a Spark invocation (read by dbt/profiles.yml and dbt_project.yml)."""
-    return {
+    found = {
         "spark_dir": str(settings.spark_dir),
         "spark_log4j": str(LOG4J_PROPERTIES),
         "spark_source_tables": list(SOURCE_TABLES),
         "spark_plan_tables": list(PLAN_TABLES),
     }
+    if settings.spark_remote:
+        found["spark_remote"] = settings.spark_remote
+    return found
+
+
+# What a Spark Connect server must be started with to serve the ledger (`spark-submit --conf`):
+# the static settings the `spark` target sets on its local session, which a client cannot set on
+# a running server. The SQL settings that keep money exact travel with each session
+# (dbt/profiles.yml). Any cluster manager behind it (`--master`) serves.
+CONNECT_SERVER_CONF = {
+    # No metastore to keep in step with the Parquet folders (an incremental run registers them);
+    # a cluster with a Hive, Glue or Unity catalogue uses its own.
+    "spark.sql.catalogImplementation": "in-memory",
+    "spark.ui.showConsoleProgress": "false",
+}
 
 
 def export_sources(settings: Settings) -> None:

@@ -26,8 +26,22 @@ class DbtRunError(RuntimeError):
     """A dbt invocation failed; the message names the failed nodes and what to look at."""
 
 
-# dbt/profiles.yml: the target of each engine (`LEDGER_ENGINE`).
+# dbt/profiles.yml: the target of each engine (`LEDGER_ENGINE`); Spark behind a Spark Connect
+# server (`LEDGER_SPARK_REMOTE`) is `spark_connect`.
 DBT_TARGETS = {"duckdb": "local", "spark": "spark"}
+SPARK_CONNECT_TARGET = "spark_connect"
+
+
+def dbt_target(settings: Settings) -> str:
+    """The dbt target (dbt/profiles.yml) that runs this installation's builds."""
+    if settings.engine == "spark" and settings.spark_remote:
+        return SPARK_CONNECT_TARGET
+    return DBT_TARGETS[settings.engine]
+
+
+# The vars that say where a build runs, not what it computes: a change of them leaves earlier
+# results usable (ledger.pipeline.plan's fingerprint leaves them out).
+PLACE_VARS = frozenset({"warehouse_path", "spark_remote"})
 
 
 def dbt_vars(settings: Settings) -> dict:
@@ -52,7 +66,7 @@ def dbt_run_flags(settings: Settings, *, refresh_mode: str = "full") -> list[str
     'incremental' only what `ledger.pipeline.plan` planned (dbt/macros/incremental_refresh.sql)."""
     return [
         "--target",
-        DBT_TARGETS[settings.engine],
+        dbt_target(settings),
         "--vars",
         json.dumps({**dbt_vars(settings), "refresh_mode": refresh_mode}),
         "--log-path",

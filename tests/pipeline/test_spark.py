@@ -2,12 +2,17 @@
 
 `spark_built_warehouse` lands the events of `ledger_built_warehouse` (the same simulated traffic
 and hand-made sessions, so the same events) in a home of its own in two steps, each followed by the
-pipeline's job with the Spark engine (dbt-spark's `session` method on a local pyspark, `local[2]`,
-then the publish step, which serves Spark's marts to the readers): the first day's files in a full
-build, then the second day's files, the hand-made sessions and the provider bill in an incremental
-refresh (ledger.pipeline.plan, dbt/macros/engine/spark_incremental.sql). Every comparison below is therefore of
-an incremental Spark build with DuckDB's full build. One pair of Spark builds serves every test
-here (a Spark start alone takes tens of seconds).
+pipeline's job with the Spark engine, then the publish step, which serves Spark's marts to the
+readers:
+- the first day's files in a full build on a local pyspark in dbt's process (dbt-spark's `session`
+  method, `local[2]`, the `spark` target);
+- then the second day's files, the hand-made sessions and the provider bill in an incremental
+  refresh (ledger.pipeline.plan, dbt/macros/engine/spark_incremental.sql) on a real cluster
+  (issue #30): a Spark Connect server in front of a standalone master and one worker, each its own
+  process on loopback, the executors further processes (tests/support/spark_cluster.py), reached
+  through the `spark_connect` target (LEDGER_SPARK_REMOTE).
+Every comparison below is therefore of an incremental build on the cluster with DuckDB's full
+build. One pair of Spark builds serves every test here (a Spark start alone takes tens of seconds).
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from ledger.commands.build import run_build
 from ledger.core.settings import REPO_ROOT, Settings
 from ledger.finops.provider_costs import import_provider_costs
 from ledger.ingest import ingest_paths
-from ledger.pipeline.transform import dbt_run_flags
+from ledger.pipeline.transform import dbt_run_flags, dbt_target
 from ledger.serving.export import export_session_ledger
 from ledger.simulate import simulate
 from ledger.warehouse import append_events, connect
@@ -37,6 +42,7 @@ from tests.support.homes import (
     ledger_hand_made_events,
 )
 from tests.support.ledger_by_hand import check_every_session
+from tests.support.spark_cluster import loopback_spark_cluster
 
 
 def test_ledger_engine_selects_the_dbt_target_and_spark_gets_its_folder():
@@ -51,6 +57,19 @@ def test_ledger_engine_selects_the_dbt_target_and_spark_gets_its_folder():
     assert spark_vars["spark_log4j"] == str(REPO_ROOT / "dbt" / "spark" / "log4j2.properties")
 
 
+def test_a_spark_connect_address_selects_the_spark_connect_target():
+    remote = Settings.from_env(
+        {"LEDGER_ENGINE": "spark", "LEDGER_SPARK_REMOTE": "sc://spark.internal:15002"}
+    )
+    assert dbt_target(remote) == "spark_connect"
+    assert json.loads(dbt_run_flags(remote)[3])["spark_remote"] == "sc://spark.internal:15002"
+    # DuckDB ignores it; an address that is not Spark Connect's is refused.
+    duck = Settings.from_env({"LEDGER_SPARK_REMOTE": "sc://spark.internal:15002"})
+    assert dbt_target(duck) == "local"
+    with pytest.raises(ValueError, match="LEDGER_SPARK_REMOTE must be a Spark Connect address"):
+        Settings.from_env({"LEDGER_SPARK_REMOTE": "spark://spark.internal:7077"})
+
+
 def test_an_unknown_engine_is_refused_naming_the_variable():
     with pytest.raises(ValueError, match="LEDGER_ENGINE must be one of duckdb, spark, got 'flink'"):
         Settings.from_env({"LEDGER_ENGINE": "flink"})
@@ -60,6 +79,10 @@ def test_an_unknown_engine_is_refused_naming_the_variable():
 class SparkWarehouse(LedgerWarehouse):
     first_build_results: dict[str, str]  # the first (full) build's `dbt build`
     refresh_lines: list[str]  # the incremental build's summary
+    refresh_target: str  # the dbt target of the incremental build (its run_results.json)
+    cluster_state: dict  # the standalone master's account, right after the incremental build
+    cluster_executors: list[str]  # `<application>/<executor>` folders the worker ran
+    cluster_leftovers: list[int]  # processes of the cluster still alive after it was stopped
 
 
 # The first of the simulation's two days (LEDGER_SIMULATION); the full build sees only its files.
@@ -89,9 +112,43 @@ def spark_built_warehouse(
     with connect(settings.warehouse_path) as con:
         append_events(con, ledger_hand_made_events())
     import_provider_costs(settings, LEDGER_PROVIDER_BILL)
-    outcome = run_build(settings)
-    assert outcome.success, "\n".join(outcome.lines)
-    return SparkWarehouse(settings, dbt_run_results(settings), first_results, outcome.lines)
+    with loopback_spark_cluster(
+        root / "cluster", warehouse_dir=settings.spark_dir / "warehouse"
+    ) as cluster:
+        settings = settings.model_copy(update={"spark_remote": cluster.remote})
+        outcome = run_build(settings)
+        assert outcome.success, "\n".join(outcome.lines)
+        state = cluster.master_state()
+    executors = sorted(str(p.relative_to(cluster.work_dir)) for p in cluster.work_dir.glob("*/*"))
+    run_results = json.loads((settings.dbt_target_dir / "run_results.json").read_text())
+    return SparkWarehouse(
+        settings,
+        dbt_run_results(settings),
+        first_results,
+        outcome.lines,
+        run_results["args"]["target"],
+        state,
+        executors,
+        cluster.leftovers(),
+    )
+
+
+@pytest.mark.spark
+@pytest.mark.integration
+def test_the_refresh_ran_on_a_standalone_cluster_through_spark_connect(spark_built_warehouse):
+    warehouse = spark_built_warehouse
+    assert warehouse.refresh_target == "spark_connect"
+    state = warehouse.cluster_state
+    assert state["aliveworkers"] == 1
+    # One application, the Connect server, on both of the worker's cores; its executors were
+    # processes the worker started (one folder each), not threads of dbt's process.
+    assert [(app["name"], app["cores"], app["state"]) for app in state["activeapps"]] == [
+        ("voice-ledger-connect", 2, "RUNNING")
+    ]
+    app_id = state["activeapps"][0]["id"]
+    assert warehouse.cluster_executors == [f"{app_id}/0"]
+    # Master, worker, Connect server and executor all ended with the cluster.
+    assert warehouse.cluster_leftovers == []
 
 
 @pytest.mark.spark

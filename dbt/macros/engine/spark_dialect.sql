@@ -101,7 +101,27 @@
     {%- else -%}
         {%- set location = sources ~ '/raw/events_schema' -%}
     {%- endif -%}
-    {%- do run_query('create or replace view raw.events as select * from parquet.`' ~ location ~ '`') -%}
+    {#- With raw.events' own column types, not those of whichever file Spark would take them from
+        (the first listed): writers of the raw layer differ in physical integer widths (file_id
+        is INT32 in some files, INT64 in others), and Spark reads a narrower integer into a wider
+        column, never the reverse. A table is what takes a schema (in a schema of its own, which the
+        project's catalog checks do not list); the view over it keeps exactly raw.events' columns
+        (the table adds the `event_date=` folders as a column). -#}
+    {%- set described = run_query('describe query select * from parquet.`' ~ sources ~ '/raw/events_schema`') -%}
+    {%- set columns = [] -%}
+    {%- for row in described.rows -%}
+        {%- do columns.append('`' ~ row[0] ~ '`') -%}
+    {%- endfor -%}
+    {%- set typed = [] -%}
+    {%- for row in described.rows -%}
+        {%- do typed.append('`' ~ row[0] ~ '` ' ~ row[1]) -%}
+    {%- endfor -%}
+    {%- do run_query('create database if not exists raw_files') -%}
+    {%- do run_query('drop table if exists raw_files.events') -%}
+    {%- do run_query('create table raw_files.events (' ~ (typed | join(', '))
+        ~ ") using parquet options (path '" ~ location.replace('\\', '\\\\').replace("'", "\\'") ~ "')") -%}
+    {%- do run_query('create or replace view raw.events as select ' ~ (columns | join(', '))
+        ~ ' from raw_files.events') -%}
     {#- An incremental run: the refresh plan (ledger.pipeline.plan) and the tables earlier builds left. -#}
     {%- if is_refresh_run() -%}
         {%- do register_exported_tables(sources, var('spark_plan_tables')) -%}
