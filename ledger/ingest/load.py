@@ -334,7 +334,9 @@ def _staged_group(files: list[_Lines]) -> tuple[pa.Table, str, str]:
     group_files = (
         "(select * from (values "
         + ", ".join(
-            f"({f.rows['file_index'][0].as_py() if f.rows.num_rows else -1}, {f.file_id}, "
+            # file_id as raw.events types it (BIGINT): a VALUES integer would be an INTEGER, and
+            # the raw layer's Parquet files must agree on each column's width (Spark reads one).
+            f"({f.rows['file_index'][0].as_py() if f.rows.num_rows else -1}, {f.file_id}::bigint, "
             f"{position}, {literal(str(f.path))})"
             for position, f in enumerate(files)
         )

@@ -262,6 +262,13 @@ def test_a_folder_is_ingested_in_path_order_skipping_hidden_temporary_files(
 
     assert [r.path.parent.name for r in results] == ["2026-11-01", "2026-11-02"]
     assert query(settings, "select event_id from raw.events order by file_id") == [("a",), ("b",)]
+    # Every raw Parquet file types file_id as raw.events does (Spark reads them with one schema).
+    widths = query(
+        settings,
+        "select distinct type from parquet_schema("
+        f"'{settings.home / 'raw'}/**/*.parquet') where name = 'file_id'",
+    )
+    assert widths == [("INT64",)]
 
 
 def test_raw_tables_are_created_once_and_survive_a_second_call(settings: Settings) -> None:
