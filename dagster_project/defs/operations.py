@@ -43,6 +43,7 @@ from ledger.alerts.figures import check_freshness, latest_closed_business_date
 from ledger.alerts.run import run_alerts
 from ledger.core.calendar import iso_week_of, yesterday
 from ledger.core.settings import Settings
+from ledger.pipeline.publish import publish_alerts
 from ledger.report.review import write_weekly_review
 
 TENANT_DAILY_MARGIN = AssetKey(["marts", "fct_tenant_daily_margin"])
@@ -65,7 +66,10 @@ def run_cost_alerts(
     context: OpExecutionContext, config: AlertRunConfig, warehouse: LedgerWarehouse
 ) -> None:
     day = date.fromisoformat(config.business_date) if config.business_date else None
-    result = run_alerts(warehouse.settings(), day, echo=context.log.info)
+    settings = warehouse.settings()
+    result = run_alerts(settings, day, echo=context.log.info)
+    # The boards' anomaly inbox reads the published copy: publish what the run recorded.
+    publish_alerts(settings)
     for line in result.lines:
         context.log.info(line)
     if result.failed:

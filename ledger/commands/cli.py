@@ -655,6 +655,7 @@ def alerts_run(day: str | None) -> None:
     from ledger.alerts.delivery import WebhookURLError
     from ledger.alerts.figures import MartsMissingError
     from ledger.alerts.run import run_alerts
+    from ledger.pipeline.publish import publish_alerts
 
     settings = _settings()
     if day and day != "latest":
@@ -670,6 +671,9 @@ def alerts_run(day: str | None) -> None:
         )
     except (MartsMissingError, WebhookURLError) as exc:
         raise click.ClickException(str(exc)) from None
+    # The boards' anomaly inbox reads the published copy: publish what the run recorded, so the
+    # link a notification carries finds its anomaly there.
+    publish_alerts(settings)
     for line in result.lines:
         console.print(line, highlight=False, markup=False)
     if result.failed:
