@@ -27,7 +27,8 @@ def money(value: Decimal | int | None, currency: str) -> str:
 def money_float(value: Decimal | int | None) -> float | None:
     """The half-even cent value as a float, for sortable tables and charts."""
     rounded = round_money(value)
-    return None if rounded is None else float(rounded)
+    # + 0.0: a value that rounds to zero from below is 0.00, never "-0.00".
+    return None if rounded is None else float(rounded) + 0.0
 
 
 def percent(value: Decimal | float | None, places: int = 1) -> str:

@@ -5,25 +5,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING, Literal
-from urllib.parse import urlencode
 
 import pandas as pd
 import streamlit as st
 
 from dashboards.formatting import money, money_float, pct_float, share_float
 from ledger.core.numbers import round_to_total
+from ledger.core.vocabulary import COMPONENT_COLOURS as COMPONENT_COLOURS
+from ledger.core.vocabulary import COMPONENT_LABELS as COMPONENT_LABELS
+from ledger.serving.links import board_link
 
 if TYPE_CHECKING:
     from dashboards.filters import Filters
 
-COMPONENT_LABELS = {
-    "asr": "ASR",
-    "llm": "LLM",
-    "tts": "TTS",
-    "realtime": "Realtime",
-    "vision": "Vision",
-    "infra": "Infra",
-}
+# COMPONENT_LABELS and COMPONENT_COLOURS (imported above): one per component everywhere.
 
 # Human names of the vocabulary's machine names, for every page (tables, charts, captions).
 SEGMENT_LABELS = {
@@ -76,6 +71,8 @@ class Col:
     help: str | None = None
     # link: the text a link shows (a regular expression on the URL, see LinkColumn)
     display: str | None = None
+    # The column's width: key columns are sized so they are never cut off (issue 27 point 2).
+    width: Literal["small", "medium", "large"] | None = None
 
 
 def _header(col: Col, currency: str) -> str:
@@ -140,7 +137,11 @@ def column_config(columns: list[Col], currency: str, pinned: int = 1, places: in
     config = {}
     for position, col in enumerate(columns):
         header = _header(col, currency)
-        options = {"help": col.help, "pinned": True if position < pinned else None}
+        options = {
+            "help": col.help,
+            "pinned": True if position < pinned else None,
+            "width": col.width,
+        }
         if col.kind in NUMBER_FORMATS:
             config[header] = st.column_config.NumberColumn(
                 header, format=NUMBER_FORMATS[col.kind], **options
@@ -205,6 +206,12 @@ def share_series(series: pd.Series) -> pd.Series:
 SESSIONS_PAGE = "sessions"
 
 
+def board_page_link(page: str, params: dict[str, object]) -> str:
+    """A link from one page to another with its filters (ledger.serving.links.board_link, the one
+    way to build one), relative so it works under any base URL: `overview?from=…&tenant=…`."""
+    return board_link("", page, params).lstrip("/")
+
+
 def sessions_link(
     date_from: date,
     date_to: date,
@@ -217,17 +224,21 @@ def sessions_link(
 ) -> str:
     """A link into the session explorer showing these sessions (the drill-downs of every page).
 
-    Relative, so it works under any base URL: `sessions?from=2025-03-10&to=2025-03-10&tenant=a`.
+    Relative, so it works under any base URL: `sessions?from=2025-03-10&tenant=a&to=2025-03-10`.
     """
-    params: list[tuple[str, str]] = [("from", f"{date_from}"), ("to", f"{date_to}")]
-    params += [("tenant", t) for t in tenants]
-    params += [("scenario", s) for s in scenarios]
-    params += [("pipeline", p) for p in pipelines]
-    if sort:
-        params.append(("sort", sort))
     if session:
-        params = [("session", session)]
-    return f"{SESSIONS_PAGE}?{urlencode(params)}"
+        return board_page_link(SESSIONS_PAGE, {"session": session})
+    return board_page_link(
+        SESSIONS_PAGE,
+        {
+            "from": date_from,
+            "to": date_to,
+            "tenant": list(tenants),
+            "scenario": list(scenarios),
+            "pipeline": list(pipelines),
+            "sort": sort,
+        },
+    )
 
 
 def tenant_sessions_links(filters: Filters, tenants: pd.Series) -> list[str]:

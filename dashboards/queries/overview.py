@@ -1,13 +1,21 @@
-"""The overview page: the period's totals and their daily trend."""
+"""The overview page: the period's totals, their daily (or hourly) trend and what drove the change."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from dashboards.connection import run
-from dashboards.queries.common import PERIOD_EXTRAS, SESSION_AGGREGATES, cached, sessions_cte
+from dashboards.connection import fetch, run
+from dashboards.queries.common import (
+    PERIOD_EXTRAS,
+    SESSION_AGGREGATES,
+    cached,
+    session_filter,
+    sessions_cte,
+)
+from ledger.serving.drivers import Driver, cells_sql, decompose
 
 if TYPE_CHECKING:
     from dashboards.filters import Filters
@@ -41,3 +49,30 @@ def daily_trend(version: str, filters: Filters) -> pd.DataFrame:
         order by business_date
     """
     return run(version, sql, params)
+
+
+@cached
+def hourly_trend(version: str, filters: Filters, timezone: str) -> pd.DataFrame:
+    """Per hour of a one-day selection (session start, in the reporting `timezone`): the same
+    figures as `daily_trend`, under `hour` (a whole day in days would be one point)."""
+    cte, params = sessions_cte(filters)
+    sql = f"""
+        with {cte}
+        select
+            date_trunc('hour', timezone(?, timezone('UTC', started_at))) as hour,
+            {SESSION_AGGREGATES}
+        from sessions
+        group by hour
+        order by hour
+    """
+    return run(version, sql, [*params, timezone])
+
+
+@cached
+def drivers(version: str, filters: Filters, previous: Filters) -> list[Driver]:
+    """The cost change from `previous` to `filters` split per tenant, component, provider and
+    model into volume, price and mix (ledger/serving/drivers.py)."""
+    where, params = session_filter(replace(filters, date_from=previous.date_from))
+    names, rows = fetch(version, cells_sql(where), [filters.date_from, filters.date_to, *params])
+    del names
+    return decompose(rows)

@@ -73,14 +73,28 @@ def round_to_total(values: list[Decimal | int | None], places: int = 2) -> list[
     first of equals), so no value moves by more than one unit of the last place. Unknown values
     stay unknown and are not part of the total.
     """
+    known = [Decimal(v) for v in values if v is not None]
+    if not known:
+        return [None for _ in values]
+    return round_to(values, round_places(sum(known), places), places)
+
+
+def round_to(
+    values: list[Decimal | int | None], target: Decimal, places: int = 2
+) -> list[Decimal | None]:
+    """Each value half-even to `places`, the fewest nudged by one unit (largest remainder first)
+    so the shown values add up to `target` exactly: the shown parts of a change add up to the
+    change shown (now shown minus before shown), per-tenant changes to the headline's. A target
+    further than one unit per value from the exact sum is refused."""
     unit = Decimal(1).scaleb(-places)
     exact = [None if v is None else Decimal(v) for v in values]
     shown = [round_places(v, places) for v in exact]
     known = [i for i, v in enumerate(exact) if v is not None]
-    if not known:
-        return shown
-    total = round_places(sum(exact[i] for i in known), places)
-    units = int((total - sum(shown[i] for i in known)) / unit)
+    units = int((target - sum(shown[i] for i in known)) / unit)
+    if abs(units) > len(known):
+        raise ValueError(
+            f"{target} is not within a unit per value of {sum(shown[i] for i in known)}"
+        )
     if units:
         # Rounded down the most first when the rows fall short; rounded up the most when over.
         error = {i: exact[i] - shown[i] for i in known}

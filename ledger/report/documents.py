@@ -10,18 +10,10 @@ from pathlib import Path
 import xlsxwriter
 
 from ledger.core.numbers import money, percent, points, round_money
-from ledger.core.vocabulary import COMPONENTS
+from ledger.core.vocabulary import COMPONENT_COLOURS, COMPONENTS
 from ledger.report.tables import Table, format_cell, review_tables
 from ledger.report.weekly import WeeklyReview
 
-COMPONENT_COLOURS = {
-    "asr": "#4e79a7",
-    "llm": "#f28e2b",
-    "tts": "#59a14f",
-    "realtime": "#e15759",
-    "vision": "#b07aa1",
-    "infra": "#9c755f",
-}
 HUNDRED = Decimal(100)
 
 

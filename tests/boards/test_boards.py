@@ -191,8 +191,8 @@ def test_margin_board_splits_money_by_tenant_period_component_and_phase(boards_e
             "Sessions to triage",
         ],
     ) == [
-        ("acme-telecom", 1.20, 0.53, "sessions?from=2025-03-10&to=2025-03-11&tenant=acme-telecom"),
-        ("kiddo-toys", None, None, "sessions?from=2025-03-10&to=2025-03-11&tenant=kiddo-toys"),
+        ("acme-telecom", 1.20, 0.53, "sessions?from=2025-03-10&tenant=acme-telecom&to=2025-03-11"),
+        ("kiddo-toys", None, None, "sessions?from=2025-03-10&tenant=kiddo-toys&to=2025-03-11"),
     ]
     assert metrics(at)["Revenue"] == ("CNY 3.40", "+CNY 2.80 (+466.7%) · partial")
     assert metrics(at)["Gross margin %"] == ("76.21%", "-21.4 pp · partial")
@@ -242,14 +242,14 @@ def test_margin_board_splits_money_by_tenant_period_component_and_phase(boards_e
             "acme-telecom",
             1.80,
             1.12,
-            "sessions?from=2025-03-10&to=2025-03-11&tenant=acme-telecom",
+            "sessions?from=2025-03-10&tenant=acme-telecom&to=2025-03-11",
         ),
         (
             "2025-W11 (Mar 10–Mar 16) · partial, 2 of 7 days",
             "kiddo-toys",
             1.60,
             1.48,
-            "sessions?from=2025-03-10&to=2025-03-11&tenant=kiddo-toys",
+            "sessions?from=2025-03-10&tenant=kiddo-toys&to=2025-03-11",
         ),
     ]
 
@@ -424,7 +424,7 @@ def test_experience_board_draws_the_latency_budget_table_per_profile_coloured_by
     ]
     # A segment row drills into its slowest sessions, within the profile's scenarios.
     assert budget["Slowest sessions"].iloc[2] == (
-        "sessions?from=2025-03-10&to=2025-03-11&scenario=customer_service&sort=slowest%3Allm_ttft"
+        "sessions?from=2025-03-10&scenario=customer_service&sort=slowest%3Allm_ttft&to=2025-03-11"
     )
     captions = " ".join(c.value for c in at.caption)
     assert (
@@ -496,7 +496,7 @@ def test_the_latency_budget_breaks_down_by_tenant_scenario_pipeline_and_provider
         ("hardware", "hardware", 450.0, "within budget"),
     ]
     tenant_link = frame(at, "Budget profile")["Slowest sessions"].iloc[0]
-    assert tenant_link.startswith("sessions?from=2025-03-10&to=2025-03-11&scenario=")
+    assert tenant_link.startswith("sessions?from=2025-03-10&scenario=")
 
 
 def test_overshoot_bands_colour_the_budget_cells():
@@ -566,14 +566,14 @@ def test_combined_view_puts_false_interruptions_and_cache_hits_next_to_margin(bo
 
 def test_session_explorer_finds_a_session_by_id_and_shows_its_lines_and_turns(boards_env):
     at = open_page("sessions")
-    assert records(frame(at, "Session"), ["Session", "Tenant"]) == [
+    assert records(frame(at, "Link"), ["Session", "Tenant"]) == [
         ("kiddo-s1", "kiddo-toys"),
         ("acme-s1", "acme-telecom"),
     ]
 
     # By id, whatever the sidebar's period: acme-s0 is from the day before it.
     at.text_input(key="sessions_search").set_value("ACME-S").run()
-    assert [row[0] for row in records(frame(at, "Session"), ["Session"])] == ["acme-s1", "acme-s0"]
+    assert [row[0] for row in records(frame(at, "Link"), ["Session"])] == ["acme-s1", "acme-s0"]
     assert at.selectbox(key="sessions_selected").value == "acme-s1"
     assert metrics(at) == {
         "Revenue": ("CNY 1.80", None),
@@ -647,12 +647,12 @@ def test_session_triage_filters_sorts_pages_and_opens_a_clicked_row(boards_env):
     at = open_page("sessions", (date(2025, 3, 9), date(2025, 3, 11)))
 
     def shown() -> list[str]:
-        return [row[0] for row in records(frame(at, "Session"), ["Session"])]
+        return [row[0] for row in records(frame(at, "Link"), ["Session"])]
 
     assert shown() == ["kiddo-s1", "acme-s1", "acme-s0"]
     # Over budget: acme-s1 (both turns) and kiddo-s1 (LLM 200 ms > 160 on the embodied profile);
     # acme-s0 measured no turn.
-    assert records(frame(at, "Session"), ["Session", "Turns over budget", "Unpriced usage"]) == [
+    assert records(frame(at, "Link"), ["Session", "Turns over budget", "Unpriced usage"]) == [
         ("kiddo-s1", 1, False),
         ("acme-s1", 2, True),
         ("acme-s0", 0, False),
@@ -681,10 +681,30 @@ def test_session_triage_filters_sorts_pages_and_opens_a_clicked_row(boards_env):
         assert shown() == expected, sort
 
     # Clicking a row opens its session.
-    at.session_state["sessions_found"] = {"selection": {"rows": [1], "columns": []}}
+    at.session_state[at.session_state["_sessions_listing"]] = {
+        "selection": {"rows": [1], "columns": []}
+    }
     at.run()
     assert at.selectbox(key="sessions_selected").value == "kiddo-s1"
     assert metrics(at)["Revenue"] == ("CNY 1.60", None)
+
+    # Issue 27 point 4: after a sort or filter change the page names the session it shows (the
+    # clicked row's index, kept, would have named the new list's second row, acme-s0).
+    def named() -> tuple[str, str, str]:
+        heading = next(h.value for h in at.subheader if h.value.startswith("Session "))
+        caption = next(c.value for c in at.caption if c.value.startswith("Showing session"))
+        return at.selectbox(key="sessions_selected").value, heading, caption
+
+    at.selectbox(key="sessions_sort").set_value("margin").run()
+    assert shown() == ["acme-s0", "acme-s1", "kiddo-s1"]
+    assert named() == (
+        "kiddo-s1",
+        "Session kiddo-s1",
+        "Showing session kiddo-s1: row 3 of this page.",
+    )
+    at.multiselect(key="sessions_flags").set_value(["unpriced"]).run()
+    assert shown() == ["acme-s1"]
+    assert named() == ("acme-s1", "Session acme-s1", "Showing session acme-s1: row 1 of this page.")
 
 
 def test_session_list_pages_instead_of_capping(boards_env):
@@ -712,11 +732,20 @@ def test_a_link_opens_the_session_explorer_on_its_tenant_and_days(boards_env):
     at.run()
     at.switch_page("app_pages/sessions.py").run()
     assert not at.exception, [e.value for e in at.exception]
-    assert records(frame(at, "Session"), ["Session", "Date"]) == [
+    assert records(frame(at, "Link"), ["Session", "Date"]) == [
         ("acme-s0", date(2025, 3, 9)),
         ("acme-s1", date(2025, 3, 10)),
     ]
-    assert "Opened from a link: 2025-03-09 to 2025-03-10" in at.info[0].value
+    # The link's filters are the sidebar's (issue 27 point 5), and the URL keeps them.
+    assert at.selectbox(key="filter_period").value == "custom"
+    assert at.date_input(key="filter_dates").value == (date(2025, 3, 9), date(2025, 3, 10))
+    assert at.multiselect(key="filter_tenants").value == ["acme-telecom"]
+    assert {k: at.query_params[k] for k in ("from", "to", "tenant", "sort")} == {
+        "from": "2025-03-09",
+        "to": "2025-03-10",
+        "tenant": "acme-telecom",
+        "sort": "margin",
+    }
 
     at = AppTest.from_file(str(APP), default_timeout=60)
     at.query_params["session"] = "acme-s0"
