@@ -163,7 +163,7 @@ def render_drivers(
         show_table(
             movers,
             [
-                Col("sessions", "Sessions", "link", display="Open", width="small"),
+                Col("sessions", "Drill down", "link", display="Sessions", width="small"),
                 Col("mover", "Mover", width="medium"),
                 Col("change", comparison.column("Change"), "money", width="small"),
                 Col("volume", "Volume", "money", "Billable minutes' change", width="small"),

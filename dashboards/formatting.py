@@ -68,9 +68,13 @@ def money_delta(current: Decimal | None, previous: Decimal | None, currency: str
     if current is None or previous is None:
         return None
     exact = Decimal(current) - Decimal(previous)
-    # The sign is the exact change's, so a fall smaller than a cent still reads as a fall.
-    sign = "+" if exact >= 0 else "-"
-    text = f"{sign}{currency} {abs(round_money(exact)):,.2f}"
+    # The change shown is the difference of the amounts shown (1.89 -> 1.97 reads +0.08, never
+    # +0.09), so it adds up with them; its parts (tenants, effects) are rounded to add up to it.
+    shown = round_money(current) - round_money(previous)
+    # The sign is the exact change's when nothing is left to show, so a fall smaller than a cent
+    # still reads as a fall.
+    sign = "+" if (shown > 0 or (shown == 0 and exact >= 0)) else "-"
+    text = f"{sign}{currency} {abs(shown):,.2f}"
     relative = ratio(Decimal(current) - Decimal(previous), abs(Decimal(previous)))
     if relative is not None:
         text += f" ({'+' if relative >= 0 else ''}{percent(relative * 100)})"

@@ -15,6 +15,7 @@ from dashboards.kpis import PeriodKpis
 from dashboards.presentation import COMPONENT_COLOURS, COMPONENT_LABELS, money_series
 from dashboards.queries import anomalies as anomaly_queries
 from dashboards.queries import overview as queries
+from dashboards.queries.drivers import drivers
 from dashboards.timeline import mark_anomalies, time_axis
 from ledger.core.vocabulary import COMPONENTS
 
@@ -98,7 +99,7 @@ trend.update_layout(barmode="group", yaxis_title=currency, height=360, margin={"
 st.plotly_chart(timeline(trend), key="overview_trend")
 
 render_drivers(
-    queries.drivers(version, filters, previous), comparison, filters, currency, "overview"
+    drivers(version, filters, previous), comparison, filters, currency, "overview"
 )
 
 left, right = st.columns(2)

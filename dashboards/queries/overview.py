@@ -1,21 +1,13 @@
-"""The overview page: the period's totals, their daily (or hourly) trend and what drove the change."""
+"""The overview page: the period's totals, their daily (or hourly) trend."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from dashboards.connection import fetch, run
-from dashboards.queries.common import (
-    PERIOD_EXTRAS,
-    SESSION_AGGREGATES,
-    cached,
-    session_filter,
-    sessions_cte,
-)
-from ledger.serving.drivers import Driver, cells_sql, decompose
+from dashboards.connection import run
+from dashboards.queries.common import PERIOD_EXTRAS, SESSION_AGGREGATES, cached, sessions_cte
 
 if TYPE_CHECKING:
     from dashboards.filters import Filters
@@ -66,13 +58,3 @@ def hourly_trend(version: str, filters: Filters, timezone: str) -> pd.DataFrame:
         order by hour
     """
     return run(version, sql, [*params, timezone])
-
-
-@cached
-def drivers(version: str, filters: Filters, previous: Filters) -> list[Driver]:
-    """The cost change from `previous` to `filters` split per tenant, component, provider and
-    model into volume, price and mix (ledger/serving/drivers.py)."""
-    where, params = session_filter(replace(filters, date_from=previous.date_from))
-    names, rows = fetch(version, cells_sql(where), [filters.date_from, filters.date_to, *params])
-    del names
-    return decompose(rows)

@@ -76,9 +76,10 @@ def test_overview_shows_the_period_totals_and_the_change_against_the_previous_pe
     # is marked partial.
     assert metrics(at) == {
         "Revenue": ("CNY 3.40", "+CNY 2.80 (+466.7%) · partial"),
-        # 0.8088 against 0.0144 the previous two days (2025-03-08 and 09).
-        "Cost": ("CNY 0.81", "+CNY 0.79 (+5,516.7%) · partial"),
-        "Gross margin": ("CNY 2.59", "+CNY 2.01 (+342.5%) · partial"),
+        # 0.8088 against 0.0144 the previous two days (2025-03-08 and 09): the change shown is
+        # the difference of the amounts shown, 0.81 - 0.01 (issue 27 point 6), not 0.7944's 0.79.
+        "Cost": ("CNY 0.81", "+CNY 0.80 (+5,516.7%) · partial"),
+        "Gross margin": ("CNY 2.59", "+CNY 2.00 (+342.5%) · partial"),  # 2.59 - 0.59
         "Gross margin %": ("76.21%", "-21.4 pp · partial"),
         # 0.8088 / (3 + 100/60) billable minutes = 0.1733; before 0.0144 / 1.
         "Cost per billable minute": ("CNY 0.17", "+CNY 0.16 (+1,103.6%) · partial"),
@@ -148,16 +149,19 @@ def test_the_comparison_period_is_flagged_the_same_way_everywhere():
 def test_margin_board_splits_money_by_tenant_period_component_and_phase(boards_env):
     at = open_page("margin")
 
-    tenants = frame(at, "Tenant")
-    # The key figures first, the breakdown after them.
-    assert list(tenants.columns)[:7] == [
+    tenants = frame(at, "Open")
+    # The drill-down link and the key figures first, each next to its change; the breakdown
+    # after them (issue 27 point 2).
+    assert list(tenants.columns)[:9] == [
+        "Open",
         "Tenant",
-        "Revenue (CNY)",
-        "Cost (CNY)",
         "Gross margin (CNY)",
-        "Gross margin (%)",
-        "Revenue change · partial (CNY)",
         "Gross margin change · partial (CNY)",
+        "Gross margin (%)",
+        "Revenue (CNY)",
+        "Revenue change · partial (CNY)",
+        "Cost (CNY)",
+        "Cost change · partial (CNY)",
     ]
     assert records(
         tenants,
@@ -181,18 +185,36 @@ def test_margin_board_splits_money_by_tenant_period_component_and_phase(boards_e
         ("kiddo-toys", 1.60, 0.00, 0.03, 0.00, 0.08, 0.02, 0.12, 1.48, 92.19, 0.00, 0.03),
     ]
     # Each tenant against 2025-03-08..09 (partial: the ledger starts on the 9th): acme-s0's
-    # 0.60 revenue and 0.5856 margin; kiddo-toys had no session then, so no change.
+    # 0.60 revenue, 0.0144 cost and 0.5856 margin; kiddo-toys had no session then, so its
+    # change is against nothing. The tenants' changes add up to the headline's (issue 27
+    # point 7): revenue 1.20 + 1.60 = +2.80; cost 0.6694 (0.6838 - 0.0144) and 0.125 round to
+    # 0.67 + 0.12 = 0.79, the headline shows 0.81 - 0.01 = +0.80, so kiddo's (rounded down the
+    # most) moves up a cent; margin 0.5306 + 1.475 round to 0.53 + 1.48 = 2.01 against the shown
+    # 2.59 - 0.59 = +2.00, so kiddo's (rounded up the most) moves down.
     assert records(
         tenants,
         [
             "Tenant",
             "Revenue change · partial (CNY)",
+            "Cost change · partial (CNY)",
             "Gross margin change · partial (CNY)",
-            "Sessions to triage",
+            "Open",
         ],
     ) == [
-        ("acme-telecom", 1.20, 0.53, "sessions?from=2025-03-10&tenant=acme-telecom&to=2025-03-11"),
-        ("kiddo-toys", None, None, "sessions?from=2025-03-10&tenant=kiddo-toys&to=2025-03-11"),
+        (
+            "acme-telecom",
+            1.20,
+            0.67,
+            0.53,
+            "sessions?from=2025-03-10&tenant=acme-telecom&to=2025-03-11",
+        ),
+        (
+            "kiddo-toys",
+            1.60,
+            0.13,
+            1.47,
+            "sessions?from=2025-03-10&tenant=kiddo-toys&to=2025-03-11",
+        ),
     ]
     assert metrics(at)["Revenue"] == ("CNY 3.40", "+CNY 2.80 (+466.7%) · partial")
     assert metrics(at)["Gross margin %"] == ("76.21%", "-21.4 pp · partial")
@@ -260,9 +282,11 @@ def test_experience_board_draws_the_latency_budget_table_per_profile_coloured_by
     at = open_page("experience")
 
     budget = frame(at, "Budget profile")
+    # The owner next to the segment, never cut off at the right edge (issue 27 point 2).
     columns = [
         "Budget profile",
         "Segment",
+        "Owner",
         "Budget (ms)",
         "P95 (ms)",
         "P95 vs budget",
@@ -270,13 +294,13 @@ def test_experience_board_draws_the_latency_budget_table_per_profile_coloured_by
         "P50 (ms)",
         "Turns over budget (%)",
         "Turns measured",
-        "Owner",
     ]
     assert list(budget.columns)[: len(columns)] == columns
     # One budget per row (customer_service: the conversational profile, kiddo's hardware the
     # embodied one), never a range. acme-s1's endpointing 200 and 300 ms: P95 = 200 + 0.95 x
     # 100 = 295 against 250, +18.0%, in the 10-25% band.
-    assert records(budget, columns) == [
+    values = [c for c in columns if c != "Owner"] + ["Owner"]
+    assert records(budget, values) == [
         (
             "customer_service",
             "Endpointing",
@@ -531,8 +555,10 @@ def test_combined_view_puts_false_interruptions_and_cache_hits_next_to_margin(bo
         "Prefix cache hit rate (%)",
         "First audio P95 (ms)",
     ]
-    # Money and the two rates it is read against come first, next to the pinned tenant.
-    assert list(frame(at, "Tenant").columns)[:6] == [
+    # The drill-down link, then money and the two rates it is read against, next to the pinned
+    # tenant (issue 27 point 2).
+    assert list(frame(at, "Open").columns)[:7] == [
+        "Open",
         "Tenant",
         "Gross margin (CNY)",
         "Gross margin (%)",
@@ -540,25 +566,26 @@ def test_combined_view_puts_false_interruptions_and_cache_hits_next_to_margin(bo
         "False interruption rate (%)",
         "Prefix cache hit rate (%)",
     ]
-    # acme-telecom: 1.1162 now against acme-s0's 0.5856; kiddo-toys had no session then.
-    assert records(frame(at, "Tenant"), ["Tenant", "Gross margin change · partial (CNY)"]) == [
-        ("kiddo-toys", None),
+    # acme-telecom: 1.1162 now against acme-s0's 0.5856; kiddo-toys had no session then: its
+    # change is against nothing, 1.475 half-even.
+    assert records(frame(at, "Open"), ["Tenant", "Gross margin change · partial (CNY)"]) == [
+        ("kiddo-toys", 1.48),
         ("acme-telecom", 0.53),
     ]
     # Sorted by gross margin, highest first, by default.
-    assert records(frame(at, "Tenant"), columns) == [
+    assert records(frame(at, "Open"), columns) == [
         ("kiddo-toys", 0.12, 1.48, 92.19, None, 0.0, 450.0),
         ("acme-telecom", 0.68, 1.12, 62.01, 100.0, 66.7, 848.5),
     ]
 
     at.selectbox(key="combined_sort").set_value("false_interruption_rate").run()
-    assert [row[0] for row in records(frame(at, "Tenant"), columns)] == [
+    assert [row[0] for row in records(frame(at, "Open"), columns)] == [
         "acme-telecom",
         "kiddo-toys",
     ]
     at.selectbox(key="combined_sort").set_value("total_cost").run()
     at.toggle(key="combined_descending").set_value(False).run()
-    assert [row[0] for row in records(frame(at, "Tenant"), columns)] == [
+    assert [row[0] for row in records(frame(at, "Open"), columns)] == [
         "kiddo-toys",
         "acme-telecom",
     ]
@@ -791,7 +818,7 @@ def test_sidebar_filters_apply_to_every_page(boards_env):
     assert metrics(at)["Revenue"][0] == "CNY 1.60"
     assert metrics(at)["Cost"][0] == "CNY 0.12"
     at.switch_page("app_pages/combined.py").run()
-    assert [r[0] for r in records(frame(at, "Tenant"), ["Tenant"])] == ["kiddo-toys"]
+    assert [r[0] for r in records(frame(at, "Open"), ["Tenant"])] == ["kiddo-toys"]
     at.multiselect(key="filter_scenarios").set_value(["customer_service"]).run()
     assert any("No sessions in the selected period" in i.value for i in at.info)
 
