@@ -9,9 +9,6 @@ moved by a cent (largest remainder) so they add up to it (`ledger.core.numbers.r
 
 from __future__ import annotations
 
-from dataclasses import replace
-from decimal import Decimal
-
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
@@ -20,11 +17,8 @@ from dashboards.comparison import Comparison
 from dashboards.filters import Filters
 from dashboards.formatting import money
 from dashboards.presentation import COMPONENT_LABELS, Col, sessions_link, show_table
-from ledger.core.numbers import round_money, round_to, round_to_total
-from ledger.serving.drivers import UNATTRIBUTED, Driver, group, total
+from ledger.serving.drivers import OTHERS, UNATTRIBUTED, Driver, Mover, headline, movers
 
-TOP_MOVERS = 10
-# The breakdowns of the top movers: label -> the dimensions a row is.
 BREAKDOWNS = {
     "Tenant × component × model": ("tenant_id", "component", "provider", "model"),
     "Tenant": ("tenant_id",),
@@ -39,71 +33,45 @@ EFFECT_LABELS = {
 }
 
 
-def shown(driver: Driver) -> Driver:
-    """A change as people read it: before and now to the cent, the change their difference, and
-    its three effects adding up to it."""
-    before, now = round_money(driver.before), round_money(driver.now)
-    volume, price, mix = round_to([driver.volume, driver.price, driver.mix], now - before)
-    return replace(driver, before=before, now=now, volume=volume, price=price, mix=mix)
-
-
-def _name(driver: Driver, dimensions: tuple[str, ...]) -> str:
+def mover_name(name: tuple[str, ...], dimensions: tuple[str, ...]) -> str:
+    """`bright-bank · LLM · deepseek/deepseek-chat`."""
+    if name == (OTHERS,):
+        return OTHERS
+    values = dict(zip(dimensions, name, strict=True))
     parts = []
     for dimension in dimensions:
-        value = getattr(driver, dimension)
+        value = values[dimension]
         if dimension == "component":
             value = "Unattributed" if value == UNATTRIBUTED else COMPONENT_LABELS.get(value, value)
-        if dimension == "model" and "provider" in dimensions:
+        if dimension == "model" and "provider" in values:
             parts[-1] = f"{parts[-1]}/{value}" if value else parts[-1]
             continue
         parts.append(value or "—")
     return " · ".join(parts)
 
 
-def movers_frame(
-    drivers: list[Driver], dimensions: tuple[str, ...], headline: Driver, top: int = TOP_MOVERS
-) -> pd.DataFrame:
-    """The `top` rows of `dimensions` that moved most (by the size of their exact change), then
-    one "All others" row, so the changes shown add up to the headline change shown."""
-    rows = sorted(group(drivers, dimensions), key=lambda d: (-abs(d.change), d.key(dimensions)))
-    kept, rest = rows[:top], rows[top:]
-    if rest:
-        kept.append(_sum_as(rest, "All others"))
-    changes = round_to([d.change for d in kept], headline.change)
-    befores = round_to_total([d.before for d in kept])
-    nows = round_to_total([d.now for d in kept])
-    records = []
-    for driver, change, before, now in zip(kept, changes, befores, nows, strict=True):
-        volume, price, mix = round_to([driver.volume, driver.price, driver.mix], change)
-        records.append(
+def movers_frame(drivers: list[Driver], dimensions: tuple[str, ...]) -> pd.DataFrame:
+    """The top movers (ledger.serving.drivers.movers) as a table's rows."""
+    return pd.DataFrame.from_records(
+        [
             {
-                "tenant_id": driver.tenant_id,
-                "mover": driver.tenant_id
-                if driver.tenant_id == "All others"
-                else _name(driver, dimensions),
-                "before": before,
-                "now": now,
-                "change": change,
-                "volume": volume,
-                "price": price,
-                "mix": mix,
+                "tenant_id": dict(zip(dimensions, m.name, strict=False)).get("tenant_id"),
+                "mover": mover_name(m.name, dimensions),
+                "before": m.before,
+                "now": m.now,
+                "change": m.change,
+                "volume": m.volume,
+                "price": m.price,
+                "mix": m.mix,
             }
-        )
-    return pd.DataFrame.from_records(records)
+            for m in movers(drivers, dimensions)
+        ]
+    )
 
 
-def _sum_as(drivers: list[Driver], name: str) -> Driver:
-    whole = total(drivers)
-    return Driver(name, name, name, name, *_values(whole))
-
-
-def _values(driver: Driver) -> tuple[Decimal, ...]:
-    return driver.before, driver.now, driver.volume, driver.price, driver.mix
-
-
-def waterfall(headline: Driver, comparison: Comparison, currency: str) -> go.Figure:
+def waterfall(shown: Mover, comparison: Comparison, currency: str) -> go.Figure:
     labels = ["Before", *EFFECT_LABELS.values(), "Now"]
-    values = [headline.before, headline.volume, headline.price, headline.mix, headline.now]
+    values = [shown.before, shown.volume, shown.price, shown.mix, shown.now]
     figure = go.Figure(
         go.Waterfall(
             x=labels,
@@ -141,27 +109,27 @@ def render_drivers(
     if comparison.coverage == "empty" or not drivers:
         st.caption(comparison.note())
         return
-    headline = shown(total(drivers))
+    whole = headline(drivers)
     left, right = st.columns([2, 3])
     with left:
-        st.plotly_chart(waterfall(headline, comparison, currency), key=f"{key}_waterfall")
+        st.plotly_chart(waterfall(whole, comparison, currency), key=f"{key}_waterfall")
     with right:
         label = st.radio("Top movers by", list(BREAKDOWNS), horizontal=True, key=f"{key}_movers_by")
         dimensions = BREAKDOWNS[label]
-        movers = movers_frame(drivers, dimensions, headline)
-        movers["sessions"] = [
+        rows = movers_frame(drivers, dimensions)
+        rows["sessions"] = [
             sessions_link(
                 filters.date_from,
                 filters.date_to,
-                tenants=(tenant,) if "tenant_id" in dimensions and tenant != "All others" else (),
+                tenants=(tenant,) if isinstance(tenant, str) and tenant != OTHERS else (),
                 scenarios=filters.scenarios,
                 pipelines=filters.pipelines,
                 sort="cost",
             )
-            for tenant in movers["tenant_id"]
+            for tenant in rows["tenant_id"]
         ]
         show_table(
-            movers,
+            rows,
             [
                 Col("sessions", "Drill down", "link", display="Sessions", width="small"),
                 Col("mover", "Mover", width="medium"),
@@ -177,9 +145,9 @@ def render_drivers(
             pinned=2,
         )
     st.caption(
-        f"Cost {money(headline.before, currency)} → {money(headline.now, currency)}: "
-        f"{headline.change:+,.2f} = volume {headline.volume:+,.2f} + price "
-        f"{headline.price:+,.2f} + mix {headline.mix:+,.2f}. Volume: the change of billable "
+        f"Cost {money(whole.before, currency)} → {money(whole.now, currency)}: "
+        f"{whole.change:+,.2f} = volume {whole.volume:+,.2f} + price "
+        f"{whole.price:+,.2f} + mix {whole.mix:+,.2f}. Volume: the change of billable "
         "minutes at the earlier usage and prices; price: the rate-card unit prices' change on "
         "today's quantities; mix: the rest (usage per minute, model mix, cache hits, new and "
         "gone tenants or models). Rounded so every row and the parts add up to the change shown."

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from decimal import ROUND_HALF_EVEN, Decimal
 
-from ledger.core.numbers import round_money
+from ledger.core.numbers import round_money, shown_change
 from ledger.core.ratios import ratio
 
 NO_VALUE = "—"
@@ -70,7 +70,7 @@ def money_delta(current: Decimal | None, previous: Decimal | None, currency: str
     exact = Decimal(current) - Decimal(previous)
     # The change shown is the difference of the amounts shown (1.89 -> 1.97 reads +0.08, never
     # +0.09), so it adds up with them; its parts (tenants, effects) are rounded to add up to it.
-    shown = round_money(current) - round_money(previous)
+    shown = shown_change(Decimal(current), Decimal(previous))
     # The sign is the exact change's when nothing is left to show, so a fall smaller than a cent
     # still reads as a fall.
     sign = "+" if (shown > 0 or (shown == 0 and exact >= 0)) else "-"

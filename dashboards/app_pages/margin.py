@@ -28,8 +28,9 @@ from dashboards.presentation import (
 )
 from dashboards.queries import margin as queries
 from dashboards.queries.drivers import drivers
-from ledger.core.numbers import round_to_total
+from ledger.core.numbers import round_to_total, shown_change
 from ledger.core.vocabulary import COMPONENTS, SAVINGS_KINDS
+from ledger.report.restatement import figure_label
 
 context = page_context()
 filters, currency, version = context.filters, context.currency, context.version
@@ -272,4 +273,56 @@ if not phases.empty:
     st.caption(
         adds_up_note(phases["llm_cost"].sum(), currency, "LLM cost of the period")
         + " Phase or route `unspecified`: the call carried none."
+    )
+
+# ---- restatements --------------------------------------------------------------------------------
+st.subheader("Restatements of weeks already reported")
+restated = queries.restatements(version, filters)
+if restated.empty:
+    st.caption(
+        "No week reported by a weekly review (of these dates and tenants) has changed since. "
+        "`ledger report weekly` finds restatements and the boards show them once it has run."
+    )
+else:
+    sessions_moved = {
+        (week, tenant): (old, new)
+        for week, tenant, figure, old, new in zip(
+            restated["iso_week"], restated["tenant_id"], restated["figure"],
+            restated["old_value"], restated["new_value"], strict=True,
+        )
+        if figure == "session_count"
+    }  # fmt: skip
+    restated["why"] = [
+        f"late events: {int(sessions_moved[(w, t)][0]):,} → {int(sessions_moved[(w, t)][1]):,} "
+        "sessions"
+        if (w, t) in sessions_moved
+        else "late events or a reference change (same sessions)"
+        for w, t in zip(restated["iso_week"], restated["tenant_id"], strict=True)
+    ]
+    restated = restated[restated["figure"] != "session_count"].reset_index(drop=True)
+    restated["figure_shown"] = [figure_label(f) for f in restated["figure"]]
+    # As the review: the change is the difference of the amounts shown, exactly.
+    restated["change"] = [
+        shown_change(new, old)
+        for new, old in zip(restated["new_value"], restated["old_value"], strict=True)
+    ]
+    show_table(
+        restated,
+        [
+            Col("iso_week", "Week", width="small"),
+            Col("tenant_id", "Tenant", width="small"),
+            Col("figure_shown", "Figure", width="small"),
+            Col("old_value", "Reported", "money", width="small"),
+            Col("new_value", "Now", "money", width="small"),
+            Col("change", "Change", "money", width="small"),
+            Col("why", "Why", width="medium"),
+            Col("found_in_report_week", "Found by the review of", width="small"),
+        ],
+        currency,
+        key="margin_restatements",
+        pinned=3,
+    )
+    st.caption(
+        "What the weekly review reported for a closed week and what the ledger says now, as the "
+        "review lists it; the change is now minus reported, to the cent."
     )

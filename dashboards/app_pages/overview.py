@@ -98,9 +98,7 @@ trend.add_scatter(
 trend.update_layout(barmode="group", yaxis_title=currency, height=360, margin={"t": 30})
 st.plotly_chart(timeline(trend), key="overview_trend")
 
-render_drivers(
-    drivers(version, filters, previous), comparison, filters, currency, "overview"
-)
+render_drivers(drivers(version, filters, previous), comparison, filters, currency, "overview")
 
 left, right = st.columns(2)
 with left:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from dashboards.connection import run
-from dashboards.queries.common import cached
+from dashboards.queries.common import cached, published_table
 
 if TYPE_CHECKING:
     from dashboards.filters import Filters
@@ -21,21 +21,10 @@ ANOMALIES = "alert_anomalies"
 DRIFTS = "alert_rate_card_drifts"
 
 
-def _published(version: str, table: str) -> bool:
-    found = run(
-        version,
-        "select count(*) as n from information_schema.tables "
-        "where table_catalog = current_database() and table_schema = 'marts' "
-        "and table_name = ?",
-        [table],
-    )
-    return bool(found.at[0, "n"])
-
-
 @cached
 def anomalies(version: str, filters: Filters) -> pd.DataFrame:
     """The anomalies of the period's business dates (and tenants), newest and worst first."""
-    if not _published(version, ANOMALIES):
+    if not published_table(version, ANOMALIES):
         return pd.DataFrame()
     params: list = [filters.date_from, filters.date_to]
     tenants = ""
@@ -62,7 +51,7 @@ def anomalies(version: str, filters: Filters) -> pd.DataFrame:
 @cached
 def drifts(version: str, filters: Filters) -> pd.DataFrame:
     """The rate-card drifts of the period's (UTC) usage dates, newest and largest first."""
-    if not _published(version, DRIFTS):
+    if not published_table(version, DRIFTS):
         return pd.DataFrame()
     return run(
         version,

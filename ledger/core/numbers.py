@@ -24,6 +24,12 @@ def money(value: Decimal | None, currency: str = "") -> str:
     return f"{text} {currency}" if currency else text
 
 
+def shown_change(new: Decimal, old: Decimal) -> Decimal:
+    """A change as people read it next to its two amounts: the difference of the amounts shown
+    (1.89 -> 1.97 is +0.08 even when the exact change, 0.0850, would round to 0.09)."""
+    return round_money(new) - round_money(old)
+
+
 def signed_money(value: Decimal | None, currency: str = "") -> str:
     if value is None:
         return "-"

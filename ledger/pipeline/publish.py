@@ -49,14 +49,14 @@ from ledger.pipeline.publish_leftovers import (
     staging_name,
 )
 from ledger.pipeline.published_parts import (
-    ALERT_SCHEMA,
-    ALERT_TABLES,
+    OPS_SCHEMA,
+    OPS_TABLES,
     PUBLISHED_SCHEMA,
     WHOLE,
     Part,
-    alert_tables,
     mart_columns,
     mart_tables,
+    ops_tables,
     part_column,
     parts_comment,
     parts_dir,
@@ -73,7 +73,7 @@ from ledger.pipeline.refreshed_weeks import RefreshedWeeks, refreshed_weeks
 __all__ = [
     "PublishResult",
     "publish",
-    "publish_alerts",
+    "publish_records",
     "published_parts",
     "remove_publish_leftovers",
 ]
@@ -109,16 +109,16 @@ def _spark_marts_as_warehouse(con: duckdb.DuckDBPyConnection, settings: Settings
     for table, select in marts_selects(con, settings).items():
         con.execute(f"create view warehouse.{table} as {select}")
     # The alerts' ledger lives in the DuckDB warehouse whatever the engine.
-    con.execute(f"create schema warehouse.{ALERT_SCHEMA}")
+    con.execute(f"create schema warehouse.{OPS_SCHEMA}")
     for (name,) in con.execute(
         "select table_name from information_schema.tables "
         "where table_catalog = 'duckdb_warehouse' and table_schema = ?",
-        [ALERT_SCHEMA],
+        [OPS_SCHEMA],
     ).fetchall():
-        if name in ALERT_TABLES.values():
+        if name in OPS_TABLES.values():
             con.execute(
-                f"create view warehouse.{ALERT_SCHEMA}.{quote(name)} as "
-                f"select * from duckdb_warehouse.{ALERT_SCHEMA}.{quote(name)}"
+                f"create view warehouse.{OPS_SCHEMA}.{quote(name)} as "
+                f"select * from duckdb_warehouse.{OPS_SCHEMA}.{quote(name)}"
             )
 
 
@@ -224,7 +224,7 @@ def _publish(settings: Settings, whole_below: int, leftovers: int) -> PublishRes
             con.execute(f"attach {literal(str(settings.warehouse_path))} as warehouse (read_only)")
         con.execute(f"attach {literal(str(staging_db))} as published")
         try:
-            tables = mart_tables(con) + alert_tables(con)
+            tables = mart_tables(con) + ops_tables(con)
             refreshed = refreshed_weeks(con, settings)
             con.execute(f"create schema published.{PUBLISHED_SCHEMA}")
             for table in tables:
@@ -236,9 +236,9 @@ def _publish(settings: Settings, whole_below: int, leftovers: int) -> PublishRes
     return _replace(settings, generation, staging_db, len(tables), published_at, leftovers)
 
 
-def publish_alerts(settings: Settings) -> PublishResult | None:
-    """Publish the alert tables again (after `ledger alerts run` recorded new anomalies), so the
-    boards' inbox holds what an alert just linked to. The marts are never read from the warehouse
+def publish_records(settings: Settings) -> PublishResult | None:
+    """Publish the ops records again (after `ledger alerts run` recorded anomalies, or a weekly
+    review restatements), so the boards hold what an alert just linked to. The marts are never read from the warehouse
     here (a build that failed half-way may have left them half-updated): the current file's views
     of the marts, their parts and its publication row are carried over as they are. None when
     nothing is published yet."""
@@ -262,7 +262,7 @@ def publish_alerts(settings: Settings) -> PublishResult | None:
                 ).fetchall()
                 con.execute("use published")
                 for view, sql, comment in carried:
-                    if view in ALERT_TABLES:
+                    if view in OPS_TABLES:
                         continue
                     con.execute(sql)
                     con.execute(
@@ -270,9 +270,9 @@ def publish_alerts(settings: Settings) -> PublishResult | None:
                     )
                 con.execute("use memory")
                 generation.current += [
-                    p for p in generation.previous if p.table_name not in ALERT_TABLES
+                    p for p in generation.previous if p.table_name not in OPS_TABLES
                 ]
-                tables = alert_tables(con)
+                tables = ops_tables(con)
                 for table in tables:
                     _publish_table(con, table, WHOLE_BELOW, None, generation)
                 con.execute(
@@ -283,7 +283,7 @@ def publish_alerts(settings: Settings) -> PublishResult | None:
                 con.execute("use memory")
                 for catalog in ("published", "previous", "warehouse"):
                     con.execute(f"detach {catalog}")
-        marts = len([view for view, _, _ in carried if view not in ALERT_TABLES])
+        marts = len([view for view, _, _ in carried if view not in OPS_TABLES])
         return _replace(
             settings, generation, staging_db, marts + len(tables), published_at, leftovers
         )

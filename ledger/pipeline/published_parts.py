@@ -27,16 +27,21 @@ PARTS_DIR = "parts"
 # Parquet has no 128-bit integer (DuckDB would write DOUBLE): such columns go as DECIMAL(38, 0),
 # exact, and the view casts every column back to its type in the warehouse.
 PARQUET_SAFE = {"HUGEINT": "DECIMAL(38,0)", "UHUGEINT": "DECIMAL(38,0)"}
-# The alerts' ledger (`ops`, written by `ledger alerts run`, never by dbt) published next to the
-# marts under these names, so the boards' anomaly inbox reads the published copy like every page.
-ALERT_TABLES = {"alert_anomalies": "anomalies", "alert_rate_card_drifts": "rate_card_drifts"}
-ALERT_SCHEMA = "ops"
+# The alerts' and the weekly review's records (`ops`, written by `ledger alerts run` and `ledger
+# report weekly`, never by dbt) published next to the marts under these names, so the boards'
+# anomaly inbox and restatements read the published copy like every page.
+OPS_TABLES = {
+    "alert_anomalies": "anomalies",
+    "alert_rate_card_drifts": "rate_card_drifts",
+    "review_restatements": "restatements",
+}
+OPS_SCHEMA = "ops"
 
 
 def source_of(table: str) -> str:
     """The warehouse relation a published table is copied from."""
-    if table in ALERT_TABLES:
-        return f"warehouse.{ALERT_SCHEMA}.{quote(ALERT_TABLES[table])}"
+    if table in OPS_TABLES:
+        return f"warehouse.{OPS_SCHEMA}.{quote(OPS_TABLES[table])}"
     return f"warehouse.{PUBLISHED_SCHEMA}.{quote(table)}"
 
 
@@ -69,22 +74,22 @@ def mart_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
     return [name for (name,) in found]
 
 
-def alert_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """The alert tables the warehouse has (none before the first `ledger alerts run`)."""
+def ops_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The ops tables the warehouse has (none before the first alert run or review)."""
     found = {
         name
         for (name,) in con.execute(
             "select table_name from information_schema.tables where table_catalog = 'warehouse' "
             "and table_schema = ?",
-            [ALERT_SCHEMA],
+            [OPS_SCHEMA],
         ).fetchall()
     }
-    return sorted(table for table, name in ALERT_TABLES.items() if name in found)
+    return sorted(table for table, name in OPS_TABLES.items() if name in found)
 
 
 def mart_columns(con: duckdb.DuckDBPyConnection, table: str) -> list[tuple[str, str]]:
     schema, name = (
-        (ALERT_SCHEMA, ALERT_TABLES[table]) if table in ALERT_TABLES else (PUBLISHED_SCHEMA, table)
+        (OPS_SCHEMA, OPS_TABLES[table]) if table in OPS_TABLES else (PUBLISHED_SCHEMA, table)
     )
     return con.execute(
         "select column_name, data_type from duckdb_columns() where database_name = 'warehouse' "

@@ -33,6 +33,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Decimal, localcontext
 
+from ledger.core.numbers import round_money, round_to
+
 ZERO = Decimal(0)
 SCALE = Decimal("0.000000000001")
 DIMENSIONS = ("tenant_id", "component", "provider", "model")
@@ -199,3 +201,77 @@ def total(drivers: Iterable[Driver]) -> Driver:
     """Every driver summed: the headline's change and its three effects."""
     (whole,) = group(drivers, ()) or [Driver("all", "all", "all", "all", *([ZERO] * 5))]
     return whole
+
+
+# ---- what people read: rounded to the cent, adding up ---------------------------------------------
+
+TOP_MOVERS = 10
+OTHERS = "All others"
+
+
+@dataclass(frozen=True)
+class Mover:
+    """One row of the top movers as shown: amounts to the cent, the change and its effects
+    rounded so they add up (`movers`)."""
+
+    name: tuple[str, ...]  # the row's values of the dimensions (OTHERS for the rest)
+    before: Decimal
+    now: Decimal
+    change: Decimal
+    volume: Decimal
+    price: Decimal
+    mix: Decimal
+
+
+def headline(drivers: Iterable[Driver]) -> Mover:
+    """The whole change as shown: before and now to the cent, the change their difference, its
+    three effects rounded to add up to it (largest remainder)."""
+    whole = total(drivers)
+    before, now = round_money(whole.before), round_money(whole.now)
+    parts = round_to([whole.volume, whole.price, whole.mix], now - before)
+    return Mover((), before, now, now - before, *parts)  # type: ignore[arg-type]
+
+
+def movers(drivers: list[Driver], dimensions: Sequence[str], top: int = TOP_MOVERS) -> list[Mover]:
+    """The `top` groups of `dimensions` that moved most (by the size of their exact change),
+    then one OTHERS row for the rest, as shown: before, now and the change add up to the
+    headline's (the change shown: now shown minus before shown), each row's effects to its
+    change, and each effect's column to the headline's effect (`_balance`)."""
+    rows = sorted(group(drivers, dimensions), key=lambda d: (-abs(d.change), d.key(dimensions)))
+    kept = rows[:top]
+    names = [d.key(dimensions) for d in kept]
+    if rows[top:]:
+        kept.append(total(rows[top:]))
+        names.append((OTHERS,))
+    whole = headline(drivers)
+    befores = round_to([d.before for d in kept], whole.before)
+    nows = round_to([d.now for d in kept], whole.now)
+    changes = round_to([d.change for d in kept], whole.change)
+    exact = [[d.volume, d.price, d.mix] for d in kept]
+    effects = [round_to(parts, change) for parts, change in zip(exact, changes, strict=True)]
+    _balance(exact, effects, [whole.volume, whole.price, whole.mix])
+    return [
+        Mover(name, before, now, change, *parts)  # type: ignore[arg-type]
+        for name, before, now, change, parts in zip(
+            names, befores, nows, changes, effects, strict=True
+        )
+    ]
+
+
+def _balance(exact: list[list[Decimal]], shown: list[list[Decimal]], totals: list[Decimal]) -> None:
+    """Move cents between two effects of one row (its sum unchanged) until every effect's column
+    adds up to its total: a column short of its total takes a cent from one over it, in the row
+    where that moves each value least far from its exact amount."""
+    cent = Decimal("0.01")
+    while True:
+        gaps = [totals[c] - sum(row[c] for row in shown) for c in range(len(totals))]
+        short = next((c for c, gap in enumerate(gaps) if gap > 0), None)
+        over = next((c for c, gap in enumerate(gaps) if gap < 0), None)
+        if short is None or over is None:
+            return
+        row = max(
+            range(len(shown)),
+            key=lambda r: (exact[r][short] - shown[r][short]) - (exact[r][over] - shown[r][over]),
+        )
+        shown[row][short] += cent
+        shown[row][over] -= cent

@@ -6,7 +6,17 @@ from __future__ import annotations
 from decimal import Decimal
 
 from ledger.core.numbers import round_to
-from ledger.serving.drivers import UNATTRIBUTED, Driver, decompose, group, total
+from ledger.serving.drivers import (
+    OTHERS,
+    UNATTRIBUTED,
+    Driver,
+    Mover,
+    decompose,
+    group,
+    headline,
+    movers,
+    total,
+)
 
 D = Decimal
 
@@ -80,3 +90,14 @@ def test_the_shown_parts_add_up_to_the_shown_change_to_the_cent() -> None:
     ]
     # Per-tenant changes add up to the headline (-68.34 vs -68.35 before, issue 27 point 7).
     assert round_to([D("-30.173"), D("-38.174")], D("-68.35")) == [D("-30.17"), D("-38.18")]
+
+
+def test_the_top_movers_and_the_rest_add_up_to_the_headline_as_shown() -> None:
+    drivers = decompose(ROWS)
+    assert headline(drivers) == Mover((), D("2.35"), D("3.98"), D("1.63"), D("0.46"), D("0.75"),
+                                      D("0.42"))  # fmt: skip
+    # Tenant a moved most; b is the rest.
+    assert movers(drivers, ["tenant_id"], top=1) == [
+        Mover(("a",), D("2.35"), D("3.80"), D("1.45"), D("0.46"), D("0.75"), D("0.24")),
+        Mover((OTHERS,), D("0.00"), D("0.18"), D("0.18"), D("0.00"), D("0.00"), D("0.18")),
+    ]
