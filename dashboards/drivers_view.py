@@ -128,6 +128,12 @@ def render_drivers(
             )
             for tenant in rows["tenant_id"]
         ]
+        top = rows.iloc[0]
+        st.markdown(
+            f"Top mover: **{top['mover']}** {top['change']:+,.2f} {currency} (volume "
+            f"{top['volume']:+,.2f}, price {top['price']:+,.2f}, mix {top['mix']:+,.2f}) · "
+            f"[Open its sessions]({top['sessions']})"
+        )
         show_table(
             rows,
             [
