@@ -6,6 +6,7 @@ while `ledger build` replaces it.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -965,3 +966,59 @@ def test_the_boards_keep_reading_while_the_pipeline_builds_and_pick_up_the_new_c
         c.value for c in at.caption
     )
     assert metrics(at)["Revenue"][0] == "CNY 4.00"
+
+
+def test_period_presets_count_back_from_the_newest_date_with_data():
+    from dashboards.filters import default_period, preset_period
+
+    first, last = date(2026, 11, 1), date(2026, 11, 30)  # a Monday
+    assert default_period(first, last) == (date(2026, 11, 23), date(2026, 11, 29))  # W48
+    assert preset_period("this-week", first, last) == (date(2026, 11, 30), date(2026, 11, 30))
+    assert preset_period("month-to-date", first, last) == (date(2026, 11, 1), last)
+    assert preset_period("last-month", first, last) == (date(2026, 10, 1), date(2026, 10, 31))
+    # On a Sunday the week just ended is the last complete one; a ledger younger than a week is
+    # shown whole.
+    assert default_period(first, date(2026, 11, 29)) == (date(2026, 11, 23), date(2026, 11, 29))
+    assert default_period(date(2025, 3, 9), date(2025, 3, 11)) == (
+        date(2025, 3, 9),
+        date(2025, 3, 11),
+    )
+    with pytest.raises(ValueError, match="no period preset"):
+        preset_period("fortnight", first, last)
+
+
+def test_a_preset_and_every_filter_are_in_the_url_and_a_link_reproduces_the_view(boards_env):
+    at = AppTest.from_file(str(APP), default_timeout=60).run()
+    # The default: the last complete ISO week (here the whole young ledger), as the review.
+    assert at.selectbox(key="filter_period").value == "last-week"
+    assert at.query_params["period"] == "last-week"
+    at.multiselect(key="filter_tenants").set_value(["acme-telecom"]).run()
+    at.date_input(key="filter_dates").set_value(PERIOD).run()
+    assert at.selectbox(key="filter_period").value == "custom"
+    link = dict(at.query_params)
+    assert link == {"from": "2025-03-10", "to": "2025-03-11", "tenant": "acme-telecom"}
+    shown = metrics(at)
+
+    again = AppTest.from_file(str(APP), default_timeout=60)
+    for key, values in link.items():
+        again.query_params[key] = values
+    again.run()
+    assert metrics(again) == shown
+    assert again.date_input(key="filter_dates").value == PERIOD
+
+
+def test_one_selected_day_is_drawn_by_hour_never_on_a_millisecond_axis(boards_env):
+    at = open_page("overview", (date(2025, 3, 10), date(2025, 3, 10)))
+    assert [h.value for h in at.subheader][0] == "Revenue, cost and margin per hour"
+    trend = next(c for c in at.get("plotly_chart") if "overview_trend" in c.proto.id)
+    figure = json.loads(trend.proto.spec)
+    layout = figure["layout"]["xaxis"]
+    assert (layout["type"], layout["tickformat"], layout["dtick"]) == ("date", "%H:%M", 7_200_000)
+    # acme-s1 started 2025-03-10 02:00 UTC: 10:00 in Asia/Shanghai.
+    assert figure["data"][0]["x"] == ["2025-03-10T10:00:00"]
+
+    at = open_page("overview")  # two days: by day, one tick a day
+    layout = json.loads(
+        next(c for c in at.get("plotly_chart") if "overview_trend" in c.proto.id).proto.spec
+    )["layout"]["xaxis"]
+    assert (layout["tickformat"], layout["dtick"]) == ("%b %d", 86_400_000)
