@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboards.formatting import money, money_float, pct_float, share_float
-from ledger.core.numbers import round_to_total
+from ledger.core.numbers import p_value, round_to_total
 from ledger.core.vocabulary import COMPONENT_COLOURS as COMPONENT_COLOURS
 from ledger.core.vocabulary import COMPONENT_LABELS as COMPONENT_LABELS
 from ledger.serving.links import board_link
@@ -59,7 +59,19 @@ def segment_list(value: object) -> object:
 
 
 Kind = Literal[
-    "text", "int", "money", "share", "pct", "ms", "minutes", "bool", "number", "link", "amount"
+    "text",
+    "int",
+    "money",
+    "share",
+    "pct",
+    "ms",
+    "minutes",
+    "bool",
+    "number",
+    "measure",
+    "p_value",
+    "link",
+    "amount",
 ]
 
 
@@ -95,7 +107,10 @@ def _convert(series: pd.Series, kind: Kind) -> pd.Series:
     if kind == "amount":
         # Already rounded (Decimal) by the page, e.g. to add up to a total: shown as it is.
         return series.map(lambda v: None if _missing(v) else float(v)).astype("Float64")
-    if kind in ("ms", "minutes", "number"):
+    if kind == "p_value":
+        # `< 0.001`, never 0: text, one look with the review's (ledger.core.numbers.p_value).
+        return series.map(lambda v: "" if _missing(v) else p_value(v)).astype("string")
+    if kind in ("ms", "minutes", "number", "measure"):
         return series.map(lambda v: None if _missing(v) else float(v)).astype("Float64")
     if kind == "int":
         return series.map(lambda v: None if _missing(v) else int(v)).astype("Int64")
@@ -127,6 +142,7 @@ NUMBER_FORMATS = {
     "share": "%,.1f",
     "minutes": "%,.2f",
     "ms": "%,.1f",
+    "measure": "%,.2f",
     "int": "%,d",
     "number": "localized",
 }

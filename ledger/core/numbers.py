@@ -30,6 +30,32 @@ def shown_change(new: Decimal, old: Decimal) -> Decimal:
     return round_money(new) - round_money(old)
 
 
+def small_money(value: Decimal | None, currency: str = "", places: int = 4) -> str:
+    """An amount that may be tiny (a unit price, a cost per session): `places` decimals, and
+    `< 0.0001` for a positive amount that would read as zero (never `0.0000` for a cost)."""
+    if value is None:
+        return "-"
+    step = Decimal(1).scaleb(-places)
+    rounded = Decimal(value).quantize(step, rounding=ROUND_HALF_EVEN)
+    if rounded == 0 and value > 0:
+        text = f"< {step}"
+    elif rounded == 0 and value < 0:
+        text = f"> -{step}"
+    else:
+        text = f"{rounded:,}"
+    return f"{text} {currency}" if currency else text
+
+
+def p_value(value: Decimal | float | None) -> str:
+    """A test's p-value: three places, `< 0.001` below that (never `0`: no test proves certainty)."""
+    if value is None or value != value:  # NaN: not tested
+        return "-"
+    exact = Decimal(str(value))
+    if exact < Decimal("0.001"):
+        return "< 0.001"
+    return f"{exact.quantize(Decimal('0.001'), rounding=ROUND_HALF_EVEN)}"
+
+
 def signed_money(value: Decimal | None, currency: str = "") -> str:
     if value is None:
         return "-"

@@ -76,7 +76,8 @@ def serving(
 
 # The screenshots of docs/boards.md and the README: page path -> a text that is on the page once its figures are drawn.
 SCREENSHOTS = {
-    "overview": ("", "Cost per billable minute"),
+    "overview": ("", "What drove the cost change"),
+    "anomalies": ("anomalies?period=month-to-date", "Cost anomalies"),
     "margin": ("margin", "LLM cost by phase and route"),
     "experience": ("experience", "Worst line at P95:"),
     "sessions": ("sessions", "Click a row to open the session."),
