@@ -51,6 +51,14 @@ def human(value: object, labels: dict[str, str]) -> object:
     return labels.get(value, value.replace("_", " ").capitalize())
 
 
+def meter_label(meter: object) -> object:
+    """`llm.cached_input_tokens` -> `LLM cached input tokens`: a meter as people name it."""
+    if not isinstance(meter, str) or "." not in meter:
+        return meter
+    component, _, rest = meter.partition(".")
+    return f"{COMPONENT_LABELS.get(component, component)} {rest.replace('_', ' ')}"
+
+
 def segment_list(value: object) -> object:
     """`endpointing,llm_ttft` -> `Endpointing, LLM time to first token`."""
     if not isinstance(value, str):

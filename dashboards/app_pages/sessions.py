@@ -18,6 +18,7 @@ from dashboards.presentation import (
     SEGMENT_LABELS,
     Col,
     human,
+    meter_label,
     segment_list,
     sessions_link,
     show_table,
@@ -277,6 +278,7 @@ lines["amount_shown"] = round_to_total(
 lines["savings_shown"] = round_to_total(
     [None if pd.isna(v) else v for v in lines["savings_amount"]], LINE_PLACES
 )
+lines["meter"] = lines["meter"].map(meter_label)
 st.subheader("Ledger lines")
 show_table(
     lines,

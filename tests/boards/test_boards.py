@@ -636,15 +636,15 @@ def test_session_explorer_finds_a_session_by_id_and_shows_its_lines_and_turns(bo
     # To 4 places the lines add up to the session's exact cost 0.6838 and savings 0.40; no
     # price is a blank, not 0; every line served from a cache is flagged as a cache hit.
     assert records(lines, ["Provider", "Meter", "Amount (CNY)", "Savings (CNY)", "Cache hit"]) == [
-        ("aliyun", "asr.audio_seconds", 0.0288, 0.0, False),
-        ("deepseek", "llm.cached_input_tokens", 0.1, 0.3, True),
-        ("deepseek", "llm.input_tokens", 0.2, 0.0, False),
-        ("deepseek", "llm.output_tokens", 0.08, 0.0, False),
-        ("aliyun", "tts.characters", 0.2, 0.0, False),
-        ("acme-llm", "llm.cached_input_tokens", None, None, True),
-        ("acme-llm", "llm.input_tokens", None, 0.0, False),
-        ("acme-llm", "llm.output_tokens", None, 0.0, False),
-        ("aliyun", "tts.characters", 0.0, 0.1, True),
+        ("aliyun", "ASR audio seconds", 0.0288, 0.0, False),
+        ("deepseek", "LLM cached input tokens", 0.1, 0.3, True),
+        ("deepseek", "LLM input tokens", 0.2, 0.0, False),
+        ("deepseek", "LLM output tokens", 0.08, 0.0, False),
+        ("aliyun", "TTS characters", 0.2, 0.0, False),
+        ("acme-llm", "LLM cached input tokens", None, None, True),
+        ("acme-llm", "LLM input tokens", None, 0.0, False),
+        ("acme-llm", "LLM output tokens", None, 0.0, False),
+        ("aliyun", "TTS characters", 0.0, 0.1, True),
         ("telco", "infra.path_minutes", 0.075, 0.0, False),
     ]
     # Blank, not "None", where a line has no reason to be unpriced.
@@ -661,9 +661,9 @@ def test_session_explorer_finds_a_session_by_id_and_shows_its_lines_and_turns(bo
     ]
     hits = table(at, "Saved (CNY)")
     assert records(hits, ["Meter", "Cache", "Saved (CNY)"]) == [
-        ("llm.cached_input_tokens", "LLM prefix cache", 0.3),
-        ("llm.cached_input_tokens", "LLM prefix cache", None),
-        ("tts.characters", "TTS phrase cache", 0.1),
+        ("LLM cached input tokens", "LLM prefix cache", 0.3),
+        ("LLM cached input tokens", "LLM prefix cache", None),
+        ("TTS characters", "TTS phrase cache", 0.1),
     ]
     assert "No degradations." in [c.value for c in at.caption]
 
@@ -807,9 +807,9 @@ def test_data_quality_shows_quarantine_unpriced_usage_and_freshness(boards_env):
     ]
     unpriced = frame(at, "Component")
     assert records(unpriced, ["Component", "Provider", "Model", "Meter", "Lines"]) == [
-        ("LLM", "acme-llm", "x", "llm.cached_input_tokens", 1),
-        ("LLM", "acme-llm", "x", "llm.input_tokens", 1),
-        ("LLM", "acme-llm", "x", "llm.output_tokens", 1),
+        ("LLM", "acme-llm", "x", "LLM cached input tokens", 1),
+        ("LLM", "acme-llm", "x", "LLM input tokens", 1),
+        ("LLM", "acme-llm", "x", "LLM output tokens", 1),
     ]
 
 

@@ -104,3 +104,39 @@ def test_an_alerts_link_leads_to_the_filtered_boards_the_anomaly_its_top_mover_a
             page.screenshot(path=str(tmp_path / "session.png"), full_page=True)
         finally:
             browser.close()
+
+
+def test_the_anomaly_inbox_lists_the_periods_anomalies_with_cause_status_and_link(
+    ops_settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    from ledger.core.settings import REPO_ROOT
+
+    sink = FileSink(tmp_path / "notifications.jsonl", echo=None)
+    run_alerts(ops_settings, DAY, now=datetime(2026, 11, 22, 6), sink=sink, echo=None)
+    publish_records(ops_settings)
+    monkeypatch.setenv("LEDGER_HOME", str(ops_settings.home))
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    at = AppTest.from_file(str(REPO_ROOT / "dashboards" / "app.py"), default_timeout=60)
+    at.query_params["from"] = "2026-11-16"
+    at.query_params["to"] = "2026-11-22"
+    at.run()
+    at.switch_page("app_pages/anomalies.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    (table,) = [d.value for d in at.dataframe]
+    rows = [tuple(r) for r in table[["Day", "Tenant", "Severity", "Metric", "Status"]].values]
+    assert [(str(r[0]), *r[1:]) for r in rows] == [
+        ("2026-11-21", "bright-bank", "🚨 critical", "LLM cost", "cooled down"),
+        ("2026-11-20", "bright-bank", "🚨 critical", "LLM cost", "open"),
+    ]
+    assert list(table["Open"]) == [
+        "overview?from=2026-11-21&tenant=bright-bank&to=2026-11-21",
+        "overview?from=2026-11-20&tenant=bright-bank&to=2026-11-20",
+    ]
+    assert table["Likely cause"][1].startswith("llm (100.0% of the change); deepseek/deepseek-chat")
+    assert {m.label: m.value for m in at.metric}["Open"] == "1"
+    st.cache_data.clear()
+    st.cache_resource.clear()
