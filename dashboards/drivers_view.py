@@ -26,11 +26,7 @@ BREAKDOWNS = {
     "Provider": ("provider",),
     "Model": ("provider", "model"),
 }
-EFFECT_LABELS = {
-    "volume": "Volume (billable minutes)",
-    "price": "Price (rate card)",
-    "mix": "Mix (usage per minute, models, caches)",
-}
+EFFECT_LABELS = {"volume": "Volume", "price": "Price", "mix": "Mix"}
 
 
 def mover_name(name: tuple[str, ...], dimensions: tuple[str, ...]) -> str:
@@ -138,13 +134,13 @@ def render_drivers(
             rows,
             [
                 Col("sessions", "Drill down", "link", display="Sessions", width="small"),
-                Col("mover", "Mover", width="medium"),
-                Col("change", comparison.column("Change"), "money", width="small"),
-                Col("volume", "Volume", "money", "Billable minutes' change", width="small"),
-                Col("price", "Price", "money", "Rate-card unit prices' change", width="small"),
-                Col("mix", "Mix", "money", "Usage per minute, model mix, caches", width="small"),
-                Col("before", "Before", "money", width="small"),
-                Col("now", "Now", "money", width="small"),
+                Col("mover", "Mover", width="large"),
+                Col("change", comparison.column("Change"), "money"),
+                Col("volume", "Volume", "money", "Billable minutes' change"),
+                Col("price", "Price", "money", "Rate-card unit prices' change"),
+                Col("mix", "Mix", "money", "Usage per minute, model mix, caches"),
+                Col("before", "Before", "money"),
+                Col("now", "Now", "money"),
             ],
             currency,
             key=f"{key}_movers",

@@ -20,7 +20,7 @@ STATUS_LABELS = {
     "not_paged": "not paged",
     "report_only": "found by the weekly review",
 }
-SEVERITY_LABELS = {"critical": "🚨 critical", "warning": "⚠️ warning", "info": "info"}
+SEVERITY_LABELS = {"critical": "critical", "warning": "warning", "info": "info"}
 
 
 def _none(value: object) -> object:
@@ -88,14 +88,14 @@ if not found.empty:
     show_table(
         found,
         [
-            Col("open", "Open", "link", display="Open boards", width="small"),
+            Col("open", "Open", "link", display="Boards", width="small"),
             Col("business_date", "Day", width="small"),
-            Col("tenant_id", "Tenant", width="small"),
+            Col("tenant_id", "Tenant", width="medium"),
             Col("severity_shown", "Severity", width="small"),
-            Col("metric_shown", "Metric", width="small"),
-            Col("size", "Value", width="medium"),
-            Col("cause", "Likely cause", width="large"),
             Col("status", "Status", width="small"),
+            Col("metric_shown", "Metric", width="medium"),
+            Col("size", "Value", width="large"),
+            Col("cause", "Likely cause", width="large"),
         ],
         currency,
         key="anomalies_table",
@@ -118,7 +118,7 @@ if not drifts.empty:
     show_table(
         drifts,
         [
-            Col("open", "Open", "link", display="Open boards", width="small"),
+            Col("open", "Open", "link", display="Boards", width="small"),
             Col("usage_date", "Day (UTC)", width="small"),
             Col("provider", "Provider", width="small"),
             Col("component_shown", "Component", width="small"),

@@ -130,7 +130,7 @@ def test_the_anomaly_inbox_lists_the_periods_anomalies_with_cause_status_and_lin
     rows = [tuple(r) for r in table[["Day", "Tenant", "Severity", "Metric", "Status"]].values]
     assert [(str(r[0]), *r[1:]) for r in rows] == [
         ("2026-11-21", "bright-bank", "🚨 critical", "LLM cost", "cooled down"),
-        ("2026-11-20", "bright-bank", "🚨 critical", "LLM cost", "open"),
+        ("2026-11-20", "bright-bank", "critical", "LLM cost", "open"),
     ]
     assert list(table["Open"]) == [
         "overview?from=2026-11-21&tenant=bright-bank&to=2026-11-21",
