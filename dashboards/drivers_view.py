@@ -106,7 +106,7 @@ def render_drivers(
         st.caption(comparison.note())
         return
     whole = headline(drivers)
-    left, right = st.columns([2, 3])
+    left, right = st.columns([1, 2])
     with left:
         st.plotly_chart(waterfall(whole, comparison, currency), key=f"{key}_waterfall")
     with right:
@@ -134,7 +134,7 @@ def render_drivers(
             rows,
             [
                 Col("sessions", "Drill down", "link", display="Sessions", width="small"),
-                Col("mover", "Mover", width="large"),
+                Col("mover", "Mover", width="medium"),
                 Col("change", comparison.column("Change"), "money"),
                 Col("volume", "Volume", "money", "Billable minutes' change"),
                 Col("price", "Price", "money", "Rate-card unit prices' change"),

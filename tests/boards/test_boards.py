@@ -645,7 +645,7 @@ def test_session_explorer_finds_a_session_by_id_and_shows_its_lines_and_turns(bo
         ("acme-llm", "LLM input tokens", None, 0.0, False),
         ("acme-llm", "LLM output tokens", None, 0.0, False),
         ("aliyun", "TTS characters", 0.0, 0.1, True),
-        ("telco", "infra.path_minutes", 0.075, 0.0, False),
+        ("telco", "Infra path minutes", 0.075, 0.0, False),
     ]
     # Blank, not "None", where a line has no reason to be unpriced.
     assert list(lines["Unpriced because"]).count("") == 7
@@ -903,7 +903,11 @@ def test_money_is_rounded_half_even_to_the_cent_with_its_currency():
     assert money(Decimal("0.135"), "CNY") == "CNY 0.14"
     assert money(Decimal("-1234.565"), "USD") == "USD -1,234.56"
     assert money(None, "CNY") == "—"
-    assert money_delta(Decimal("0.9"), Decimal("0.9035"), "CNY") == "-CNY 0.00 (-0.4%)"
+    # A change that leaves the cents alike is said to 4 places, never "-CNY 0.00 (-0.4%)"
+    # (issue 27 point 10); a non-zero amount under half a cent too.
+    assert money_delta(Decimal("0.9"), Decimal("0.9035"), "CNY") == "-CNY 0.0035 (-0.4%)"
+    assert money(Decimal("0.0043"), "CNY") == "CNY 0.0043"
+    assert money(Decimal("0.00004"), "CNY") == "CNY < 0.0001"
 
 
 # ---- publication while building ------------------------------------------------------------------

@@ -91,7 +91,8 @@ def screenshot(page, url: str, name: str, out_dir: Path) -> None:
     page.get_by_text(ready).first.wait_for()
     # The charts and grids draw after the text: wait until each has (on a slow machine, seconds).
     page.wait_for_function(
-        "() => [...document.querySelectorAll('[data-testid=\"stPlotlyChart\"]')]"
+        "() => !document.querySelector('[data-testid=\"stSkeleton\"]')"
+        " && [...document.querySelectorAll('[data-testid=\"stPlotlyChart\"]')]"
         ".every(chart => chart.querySelector('.main-svg'))"
         " && [...document.querySelectorAll('[data-testid=\"stDataFrame\"]')]"
         ".every(grid => grid.querySelector('canvas'))"
