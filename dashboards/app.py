@@ -16,6 +16,7 @@ st.set_page_config(page_title="Voice ledger boards", page_icon=":material/call:"
 
 PAGES = [
     st.Page("app_pages/overview.py", title="Overview", icon=":material/dashboard:", default=True),
+    st.Page("app_pages/anomalies.py", title="Anomaly inbox", icon=":material/notifications:"),
     st.Page("app_pages/margin.py", title="Margin", icon=":material/payments:"),
     st.Page("app_pages/experience.py", title="Experience", icon=":material/timer:"),
     st.Page("app_pages/combined.py", title="Margin × experience", icon=":material/join:"),

@@ -19,6 +19,7 @@ from typing import Literal
 import pandas as pd
 
 from dashboards.filters import Filters, PageContext
+from ledger.core.numbers import round_money, round_to
 
 PARTIAL_MARK = " · partial"
 Coverage = Literal["full", "partial", "empty"]
@@ -70,18 +71,35 @@ class Comparison:
         return self._dated_coverage
 
     def tenant_changes(
-        self, rows: pd.DataFrame, earlier: pd.DataFrame, column: str
+        self,
+        rows: pd.DataFrame,
+        earlier: pd.DataFrame,
+        column: str,
+        totals: tuple[object, object] | None = None,
     ) -> list[Decimal | None]:
-        """Each row's exact change of `column` against its tenant's row of `earlier` (the
-        comparison period, indexed by tenant_id); None where either side is unknown."""
-        changes: list[Decimal | None] = []
+        """Each row's change of `column` against its tenant's row of `earlier` (the comparison
+        period, indexed by tenant_id), rounded to the cent; None where it cannot be said (an
+        empty comparison, or no value on either side).
+
+        A tenant without sessions (or without that figure) on one side counts 0 there, so that
+        with `totals` (the headline's now and before) the changes add up to the headline change
+        shown (now shown minus before shown): rounded half-even, the fewest moved by a cent
+        (largest remainder, `ledger.core.numbers.round_to`).
+        """
+        if self.coverage == "empty":
+            return [None] * len(rows)
+        exact: list[Decimal | None] = []
         for tenant, current in zip(rows["tenant_id"], rows[column], strict=True):
             before = earlier.at[tenant, column] if tenant in earlier.index else None
-            unknown = self.coverage == "empty" or any(
-                value is None or pd.isna(value) for value in (current, before)
-            )
-            changes.append(None if unknown else Decimal(current) - Decimal(before))
-        return changes
+            sides = [None if v is None or pd.isna(v) else Decimal(v) for v in (current, before)]
+            exact.append(None if sides == [None, None] else (sides[0] or 0) - (sides[1] or 0))
+        if totals is None:
+            return [round_money(v) for v in exact]
+        now, then = (Decimal(0) if v is None or pd.isna(v) else Decimal(v) for v in totals)
+        if sum(v for v in exact if v is not None) != now - then:
+            # Some of the change lies outside these rows: round each on its own.
+            return [round_money(v) for v in exact]
+        return round_to(exact, round_money(now) - round_money(then))
 
     @property
     def _dated_coverage(self) -> Coverage:

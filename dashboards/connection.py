@@ -151,7 +151,7 @@ def _viewer() -> Viewer:
     return viewer
 
 
-def _fetch(version: str, sql: str, params: list | None) -> tuple[list[str], list[tuple]]:
+def fetch(version: str, sql: str, params: list | None) -> tuple[list[str], list[tuple]]:
     """The column names and Python rows of one statement on the reader's view of the published
     copy (DECIMAL stays Decimal).
 
@@ -182,8 +182,8 @@ def _fetch(version: str, sql: str, params: list | None) -> tuple[list[str], list
 
 def run(version: str, sql: str, params: list | None = None) -> pd.DataFrame:
     """Run one parameterised statement on the reader's view of the published copy; DECIMAL stays
-    Decimal (see `_fetch`)."""
-    names, rows = _fetch(version, sql, params)
+    Decimal (see `fetch`)."""
+    names, rows = fetch(version, sql, params)
     # Built from Python rows (not .df()) so money columns stay exact Decimal objects.
     return pd.DataFrame.from_records(rows, columns=names)
 
@@ -197,7 +197,7 @@ def run_parts(
     columns it has not got (the rest, in the statement's order, it has). Each frame is built from
     its own rows only, exactly as if its statement had run alone.
     """
-    names, rows = _fetch(version, sql, params)
+    names, rows = fetch(version, sql, params)
     frames = {}
     for part, absent in parts.items():
         positions = [i for i, name in enumerate(names) if i > 0 and name not in absent]

@@ -10,24 +10,28 @@ from __future__ import annotations
 from datetime import datetime
 from decimal import ROUND_HALF_EVEN, Decimal
 
-from ledger.core.numbers import round_money
+from ledger.core.numbers import round_money, shown_change, small_money
 from ledger.core.ratios import ratio
 
 NO_VALUE = "—"
 
 
 def money(value: Decimal | int | None, currency: str) -> str:
-    """`CNY 1,234.56`, `CNY -0.50`; `—` when unknown."""
+    """`CNY 1,234.56`, `CNY -0.50`; a non-zero amount under half a cent to 4 places (`CNY 0.0043`,
+    `CNY < 0.0001`), never `CNY 0.00`; `—` when unknown."""
     rounded = round_money(value)
     if rounded is None:
         return NO_VALUE
+    if rounded == 0 and value != 0:
+        return f"{currency} {small_money(Decimal(value))}"
     return f"{currency} {rounded:,.2f}"
 
 
 def money_float(value: Decimal | int | None) -> float | None:
     """The half-even cent value as a float, for sortable tables and charts."""
     rounded = round_money(value)
-    return None if rounded is None else float(rounded)
+    # + 0.0: a value that rounds to zero from below is 0.00, never "-0.00".
+    return None if rounded is None else float(rounded) + 0.0
 
 
 def percent(value: Decimal | float | None, places: int = 1) -> str:
@@ -67,9 +71,15 @@ def money_delta(current: Decimal | None, previous: Decimal | None, currency: str
     if current is None or previous is None:
         return None
     exact = Decimal(current) - Decimal(previous)
-    # The sign is the exact change's, so a fall smaller than a cent still reads as a fall.
-    sign = "+" if exact >= 0 else "-"
-    text = f"{sign}{currency} {abs(round_money(exact)):,.2f}"
+    # The change shown is the difference of the amounts shown (1.89 -> 1.97 reads +0.08, never
+    # +0.09), so it adds up with them; its parts (tenants, effects) are rounded to add up to it.
+    shown = shown_change(Decimal(current), Decimal(previous))
+    # The sign is the exact change's when nothing is left to show, so a fall smaller than a cent
+    # still reads as a fall.
+    sign = "+" if (shown > 0 or (shown == 0 and exact >= 0)) else "-"
+    # A change that leaves the cents alike is said to 4 places (never "+CNY 0.00 (+4.5%)").
+    size = small_money(abs(exact)) if shown == 0 and exact != 0 else f"{abs(shown):,.2f}"
+    text = f"{sign}{currency} {size}"
     relative = ratio(Decimal(current) - Decimal(previous), abs(Decimal(previous)))
     if relative is not None:
         text += f" ({'+' if relative >= 0 else ''}{percent(relative * 100)})"

@@ -5,25 +5,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING, Literal
-from urllib.parse import urlencode
 
 import pandas as pd
 import streamlit as st
 
 from dashboards.formatting import money, money_float, pct_float, share_float
-from ledger.core.numbers import round_to_total
+from ledger.core.numbers import p_value, round_to_total
+from ledger.core.vocabulary import COMPONENT_COLOURS as COMPONENT_COLOURS
+from ledger.core.vocabulary import COMPONENT_LABELS as COMPONENT_LABELS
+from ledger.serving.links import board_link
 
 if TYPE_CHECKING:
     from dashboards.filters import Filters
 
-COMPONENT_LABELS = {
-    "asr": "ASR",
-    "llm": "LLM",
-    "tts": "TTS",
-    "realtime": "Realtime",
-    "vision": "Vision",
-    "infra": "Infra",
-}
+# COMPONENT_LABELS and COMPONENT_COLOURS (imported above): one per component everywhere.
 
 # Human names of the vocabulary's machine names, for every page (tables, charts, captions).
 SEGMENT_LABELS = {
@@ -56,6 +51,14 @@ def human(value: object, labels: dict[str, str]) -> object:
     return labels.get(value, value.replace("_", " ").capitalize())
 
 
+def meter_label(meter: object) -> object:
+    """`llm.cached_input_tokens` -> `LLM cached input tokens`: a meter as people name it."""
+    if not isinstance(meter, str) or "." not in meter:
+        return meter
+    component, _, rest = meter.partition(".")
+    return f"{COMPONENT_LABELS.get(component, component)} {rest.replace('_', ' ')}"
+
+
 def segment_list(value: object) -> object:
     """`endpointing,llm_ttft` -> `Endpointing, LLM time to first token`."""
     if not isinstance(value, str):
@@ -64,7 +67,19 @@ def segment_list(value: object) -> object:
 
 
 Kind = Literal[
-    "text", "int", "money", "share", "pct", "ms", "minutes", "bool", "number", "link", "amount"
+    "text",
+    "int",
+    "money",
+    "share",
+    "pct",
+    "ms",
+    "minutes",
+    "bool",
+    "number",
+    "measure",
+    "p_value",
+    "link",
+    "amount",
 ]
 
 
@@ -76,6 +91,8 @@ class Col:
     help: str | None = None
     # link: the text a link shows (a regular expression on the URL, see LinkColumn)
     display: str | None = None
+    # The column's width: key columns are sized so they are never cut off (issue 27 point 2).
+    width: Literal["small", "medium", "large"] | None = None
 
 
 def _header(col: Col, currency: str) -> str:
@@ -98,7 +115,10 @@ def _convert(series: pd.Series, kind: Kind) -> pd.Series:
     if kind == "amount":
         # Already rounded (Decimal) by the page, e.g. to add up to a total: shown as it is.
         return series.map(lambda v: None if _missing(v) else float(v)).astype("Float64")
-    if kind in ("ms", "minutes", "number"):
+    if kind == "p_value":
+        # `< 0.001`, never 0: text, one look with the review's (ledger.core.numbers.p_value).
+        return series.map(lambda v: "" if _missing(v) else p_value(v)).astype("string")
+    if kind in ("ms", "minutes", "number", "measure"):
         return series.map(lambda v: None if _missing(v) else float(v)).astype("Float64")
     if kind == "int":
         return series.map(lambda v: None if _missing(v) else int(v)).astype("Int64")
@@ -130,6 +150,7 @@ NUMBER_FORMATS = {
     "share": "%,.1f",
     "minutes": "%,.2f",
     "ms": "%,.1f",
+    "measure": "%,.2f",
     "int": "%,d",
     "number": "localized",
 }
@@ -140,7 +161,11 @@ def column_config(columns: list[Col], currency: str, pinned: int = 1, places: in
     config = {}
     for position, col in enumerate(columns):
         header = _header(col, currency)
-        options = {"help": col.help, "pinned": True if position < pinned else None}
+        options = {
+            "help": col.help,
+            "pinned": True if position < pinned else None,
+            "width": col.width,
+        }
         if col.kind in NUMBER_FORMATS:
             config[header] = st.column_config.NumberColumn(
                 header, format=NUMBER_FORMATS[col.kind], **options
@@ -205,6 +230,12 @@ def share_series(series: pd.Series) -> pd.Series:
 SESSIONS_PAGE = "sessions"
 
 
+def board_page_link(page: str, params: dict[str, object]) -> str:
+    """A link from one page to another with its filters (ledger.serving.links.board_link, the one
+    way to build one), relative so it works under any base URL: `overview?from=…&tenant=…`."""
+    return board_link("", page, params).lstrip("/")
+
+
 def sessions_link(
     date_from: date,
     date_to: date,
@@ -217,17 +248,21 @@ def sessions_link(
 ) -> str:
     """A link into the session explorer showing these sessions (the drill-downs of every page).
 
-    Relative, so it works under any base URL: `sessions?from=2025-03-10&to=2025-03-10&tenant=a`.
+    Relative, so it works under any base URL: `sessions?from=2025-03-10&tenant=a&to=2025-03-10`.
     """
-    params: list[tuple[str, str]] = [("from", f"{date_from}"), ("to", f"{date_to}")]
-    params += [("tenant", t) for t in tenants]
-    params += [("scenario", s) for s in scenarios]
-    params += [("pipeline", p) for p in pipelines]
-    if sort:
-        params.append(("sort", sort))
     if session:
-        params = [("session", session)]
-    return f"{SESSIONS_PAGE}?{urlencode(params)}"
+        return board_page_link(SESSIONS_PAGE, {"session": session})
+    return board_page_link(
+        SESSIONS_PAGE,
+        {
+            "from": date_from,
+            "to": date_to,
+            "tenant": list(tenants),
+            "scenario": list(scenarios),
+            "pipeline": list(pipelines),
+            "sort": sort,
+        },
+    )
 
 
 def tenant_sessions_links(filters: Filters, tenants: pd.Series) -> list[str]:

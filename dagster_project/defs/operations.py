@@ -47,6 +47,7 @@ from ledger.alerts.figures import check_freshness, latest_closed_business_date
 from ledger.alerts.run import run_alerts
 from ledger.core.calendar import iso_week_of, yesterday
 from ledger.core.settings import Settings
+from ledger.pipeline.publish import publish_records
 from ledger.report.review import write_weekly_review
 
 TENANT_DAILY_MARGIN = AssetKey(["marts", "fct_tenant_daily_margin"])
@@ -67,7 +68,10 @@ def run_cost_alerts(
     context: OpExecutionContext, config: AlertRunConfig, warehouse: LedgerWarehouse
 ) -> None:
     day = date.fromisoformat(config.business_date) if config.business_date else None
-    result = run_alerts(warehouse.settings(), day, echo=context.log.info)
+    settings = warehouse.settings()
+    result = run_alerts(settings, day, echo=context.log.info)
+    # The boards' anomaly inbox reads the published copy: publish what the run recorded.
+    publish_records(settings)
     for line in result.lines:
         context.log.info(line)
     if result.failed:
@@ -79,7 +83,10 @@ def run_cost_alerts(
 def write_margin_review(
     context: OpExecutionContext, config: WeeklyReviewConfig, warehouse: LedgerWarehouse
 ) -> None:
-    result = write_weekly_review(warehouse.settings(), config.iso_week or None)
+    settings = warehouse.settings()
+    result = write_weekly_review(settings, config.iso_week or None)
+    # The boards show the restatements the review found: publish them.
+    publish_records(settings)
     for line in result.lines:
         context.log.info(line)
 

@@ -68,7 +68,8 @@ rows["gross_margin_pct"] = [
 show_table(
     rows,
     [
-        Col("tenant_id", "Tenant"),
+        Col("sessions_link", "Open", "link", display="Sessions", width="small"),
+        Col("tenant_id", "Tenant", width="medium"),
         Col("gross_margin", "Gross margin", "money", help="Revenue − cost."),
         Col("gross_margin_pct", "Gross margin", "pct", help="Gross margin ÷ revenue."),
         Col(
@@ -89,9 +90,9 @@ show_table(
             "share",
             help="Cached input tokens ÷ input tokens (LLM and realtime).",
         ),
+        Col("interruption_waste_cost", "Interruption waste", "money"),
         Col("revenue", "Revenue", "money", help="Revenue of the closed, billed sessions."),
         Col("total_cost", "Cost", "money", help="Cost of every session, open ones included."),
-        Col("interruption_waste_cost", "Interruption waste", "money"),
         Col("cache_savings", "Cache savings", "money"),
         Col(
             "interruption_rate",
@@ -118,10 +119,10 @@ show_table(
             help="95th percentile of the complete turns' first audio.",
         ),
         Col("sessions", "Sessions", "int"),
-        Col("sessions_link", "Sessions to triage", "link", display="Open sessions"),
     ],
     currency,
     key="combined_table",
+    pinned=2,
 )
 st.caption("Click a column header to sort the table by any other column. " + comparison.note())
 

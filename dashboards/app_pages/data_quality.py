@@ -9,7 +9,7 @@ from dashboards import charts
 from dashboards.comparison import Comparison
 from dashboards.filters import page_context, page_header
 from dashboards.formatting import count_delta, lag_text
-from dashboards.presentation import COMPONENT_LABELS, Col, human, show_table
+from dashboards.presentation import COMPONENT_LABELS, Col, human, meter_label, show_table
 from dashboards.queries import data_quality as queries
 from dashboards.reconciliation import show_reconciliation
 
@@ -30,6 +30,7 @@ page_header("Data quality", context)
 reasons = queries.quarantine_by_reason(version)
 unpriced = queries.unpriced_usage(version, filters)
 unpriced["component"] = unpriced["component"].map(lambda c: human(c, COMPONENT_LABELS))
+unpriced["meter"] = unpriced["meter"].map(meter_label)
 unpriced_waste = queries.unpriced_interruptions(version, filters)
 files = queries.ingested_files(version)
 

@@ -158,7 +158,8 @@ budget["owner"] = budget["owner"].fillna("all")
 columns = [
     Col("profile", "Budget profile", help="The scenarios whose budgets these are."),
     *([Col("breakdown", BREAKDOWN_LABELS[breakdown])] if breakdown != "none" else []),
-    Col("segment_name", "Segment"),
+    Col("segment_name", "Segment", width="medium"),
+    Col("owner", "Owner", width="small"),
     Col("budget_ms", "Budget", "ms"),
     Col("p95_ms", "P95", "ms"),
     Col("versus", "P95 vs budget", help="P95 ÷ budget − 1: how far over (+) or under (−)."),
@@ -171,7 +172,6 @@ columns = [
         help="Measured turns above their budget ÷ measured turns.",
     ),
     Col("measured_turns", "Turns measured", "int"),
-    Col("owner", "Owner"),
     Col("slowest", "Slowest sessions", "link", display="Open"),
 ]
 shown = present(budget, columns, currency)

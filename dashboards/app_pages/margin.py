@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
 from dashboards import charts
 from dashboards.comparison import Comparison, covered, week_label
+from dashboards.drivers_view import render_drivers
 from dashboards.filters import page_context, page_header
 from dashboards.kpi_cells import margin_cells
 from dashboards.kpis import PeriodKpis, margin_pct
@@ -25,8 +27,10 @@ from dashboards.presentation import (
     tenant_sessions_links,
 )
 from dashboards.queries import margin as queries
-from ledger.core.numbers import round_to_total
+from dashboards.queries.drivers import drivers
+from ledger.core.numbers import round_to_total, shown_change
 from ledger.core.vocabulary import COMPONENTS, SAVINGS_KINDS
+from ledger.report.restatement import figure_label
 
 context = page_context()
 filters, currency, version = context.filters, context.currency, context.version
@@ -48,6 +52,9 @@ comparison = comparison.counted(before.sessions)
 cells = st.columns(4)
 margin_cells(cells, now, before, comparison, currency)
 st.caption(comparison.note())
+render_drivers(
+    drivers(version, filters, comparison.previous), comparison, filters, currency, "margin"
+)
 
 # ---- by tenant -----------------------------------------------------------------------------------
 st.subheader("By tenant")
@@ -55,35 +62,49 @@ by_tenant["gross_margin_pct"] = [
     margin_pct(revenue, cost)
     for revenue, cost in zip(by_tenant["revenue"], by_tenant["total_cost"], strict=True)
 ]
-# Each tenant against its own comparison period (same length, just before; same filters).
+# Each tenant against its own comparison period (same length, just before; same filters). A
+# tenant with sessions only then is a row too (nothing now), so the changes add up to the headline.
 earlier = earlier.set_index("tenant_id")
-by_tenant["revenue_change"] = comparison.tenant_changes(by_tenant, earlier, "revenue")
-by_tenant["margin_change"] = comparison.tenant_changes(by_tenant, earlier, "gross_margin")
+gone = [t for t in earlier.index if t not in set(by_tenant["tenant_id"])]
+if gone and comparison.coverage != "empty":
+    by_tenant = pd.concat(
+        [by_tenant, pd.DataFrame({"tenant_id": gone, "sessions": [0] * len(gone)})],
+        ignore_index=True,
+    )
+totals_row = totals_now.iloc[0]
+before_row = totals_before.iloc[0]
+for column, name in (("revenue", "revenue"), ("total_cost", "cost"), ("gross_margin", "margin")):
+    by_tenant[f"{name}_change"] = comparison.tenant_changes(
+        by_tenant, earlier, column, (totals_row[column], before_row[column])
+    )
 by_tenant["sessions_link"] = tenant_sessions_links(filters, by_tenant["tenant_id"])
 show_table(
     by_tenant,
     [
-        Col("tenant_id", "Tenant"),
-        Col("revenue", "Revenue", "money", help="Revenue of the closed, billed sessions."),
-        Col("total_cost", "Cost", "money", help="Cost of every session, open ones included."),
-        Col("gross_margin", "Gross margin", "money", help="Revenue − cost."),
-        Col("gross_margin_pct", "Gross margin", "pct", help="Gross margin ÷ revenue."),
-        Col("revenue_change", comparison.column("Revenue change"), "money", comparison.note()),
+        Col("sessions_link", "Open", "link", display="Sessions", width="small"),
+        Col("tenant_id", "Tenant", width="medium"),
+        Col("gross_margin", "Gross margin", "money", help="Revenue − cost.", width="small"),
         Col(
             "margin_change",
             comparison.column("Gross margin change"),
             "money",
-            comparison.note(),
+            comparison.note() + " The tenants' changes add up to the headline's.",
+            width="small",
         ),
+        Col("gross_margin_pct", "Gross margin", "pct", help="Gross margin ÷ revenue."),
+        Col("revenue", "Revenue", "money", help="Revenue of the closed, billed sessions."),
+        Col("revenue_change", comparison.column("Revenue change"), "money", comparison.note()),
+        Col("total_cost", "Cost", "money", help="Cost of every session, open ones included."),
+        Col("cost_change", comparison.column("Cost change"), "money", comparison.note()),
         Col("interruption_waste_cost", "Interruption waste", "money"),
         Col("cache_savings", "Cache savings", "money"),
         Col("sessions", "Sessions", "int"),
-        Col("sessions_link", "Sessions to triage", "link", display="Open sessions"),
         Col("billable_minutes", "Billable minutes", "minutes"),
         *[Col(f"{c}_cost", f"{COMPONENT_LABELS[c]} cost", "money") for c in COMPONENTS],
     ],
     currency,
     key="margin_by_tenant",
+    pinned=2,
 )
 st.caption(
     "Interruption waste is cost already counted above, attributed to output cut off by the user; "
@@ -144,7 +165,7 @@ st.plotly_chart(margin_chart, key="margin_over_time")
 show_table(
     periods,
     [
-        Col("period", "Period"),
+        Col("period", "Period", width="large"),
         Col("tenant_id", "Tenant"),
         Col("revenue", "Revenue", "money"),
         Col("total_cost", "Cost", "money"),
@@ -252,4 +273,56 @@ if not phases.empty:
     st.caption(
         adds_up_note(phases["llm_cost"].sum(), currency, "LLM cost of the period")
         + " Phase or route `unspecified`: the call carried none."
+    )
+
+# ---- restatements --------------------------------------------------------------------------------
+st.subheader("Restatements of weeks already reported")
+restated = queries.restatements(version, filters)
+if restated.empty:
+    st.caption(
+        "No week reported by a weekly review (of these dates and tenants) has changed since. "
+        "`ledger report weekly` finds restatements and the boards show them once it has run."
+    )
+else:
+    sessions_moved = {
+        (week, tenant): (old, new)
+        for week, tenant, figure, old, new in zip(
+            restated["iso_week"], restated["tenant_id"], restated["figure"],
+            restated["old_value"], restated["new_value"], strict=True,
+        )
+        if figure == "session_count"
+    }  # fmt: skip
+    restated["why"] = [
+        f"late events: {int(sessions_moved[(w, t)][0]):,} → {int(sessions_moved[(w, t)][1]):,} "
+        "sessions"
+        if (w, t) in sessions_moved
+        else "late events or a reference change (same sessions)"
+        for w, t in zip(restated["iso_week"], restated["tenant_id"], strict=True)
+    ]
+    restated = restated[restated["figure"] != "session_count"].reset_index(drop=True)
+    restated["figure_shown"] = [figure_label(f) for f in restated["figure"]]
+    # As the review: the change is the difference of the amounts shown, exactly.
+    restated["change"] = [
+        shown_change(new, old)
+        for new, old in zip(restated["new_value"], restated["old_value"], strict=True)
+    ]
+    show_table(
+        restated,
+        [
+            Col("iso_week", "Week", width="small"),
+            Col("tenant_id", "Tenant", width="small"),
+            Col("figure_shown", "Figure", width="small"),
+            Col("old_value", "Reported", "money", width="small"),
+            Col("new_value", "Now", "money", width="small"),
+            Col("change", "Change", "money", width="small"),
+            Col("why", "Why", width="medium"),
+            Col("found_in_report_week", "Found by the review of", width="small"),
+        ],
+        currency,
+        key="margin_restatements",
+        pinned=3,
+    )
+    st.caption(
+        "What the weekly review reported for a closed week and what the ledger says now, as the "
+        "review lists it; the change is now minus reported, to the cent."
     )

@@ -2,15 +2,37 @@
 
 from __future__ import annotations
 
+from datetime import date, timedelta
+
+import pandas as pd
 import plotly.express as px
 import streamlit as st
 
+from dashboards.comparison import week_label
 from dashboards.filters import page_context, page_header
 from dashboards.presentation import Col, show_table
 from dashboards.queries import operations as queries
 
 context = page_context()
 filters, currency, version = context.filters, context.currency, context.version
+first, last = context.publication.first_date, context.publication.last_date
+
+
+def monday_of(iso_week: str) -> date:
+    return date.fromisocalendar(int(iso_week[:4]), int(iso_week[6:]), 1)
+
+
+def week_shown(iso_week: str) -> str:
+    """`2026-W49 (Nov 30–Dec 06) · partial, 1 of 7 days`: a week the ledger's data covers only in
+    part says so (these figures are whole ISO weeks, whatever the selected dates)."""
+    return week_label(iso_week, monday_of(iso_week), first, last)
+
+
+def whole(iso_week: str) -> bool:
+    monday = monday_of(iso_week)
+    return first <= monday and monday + timedelta(days=6) <= last
+
+
 page_header(
     "Operations",
     context,
@@ -39,10 +61,11 @@ else:
         f"{min_turns} compared turns. The interval shown is the distribution-free 95% "
         "confidence interval of the median endpointing change (order statistics)."
     )
+    shadow["week_shown"] = [week_shown(w) for w in shadow["iso_week"]]
     show_table(
         shadow,
         [
-            Col("iso_week", "Week"),
+            Col("week_shown", "Week", width="medium"),
             Col("tenant_id", "Tenant"),
             Col("scenario", "Scenario"),
             Col("candidate", "Candidate"),
@@ -56,7 +79,7 @@ else:
             Col("candidate_first_audio_p95_ms", "First audio P95, candidate", "ms"),
             Col("endpointing_faster_turns", "Turns ended sooner", "int"),
             Col("endpointing_slower_turns", "Turns ended later", "int"),
-            Col("endpointing_p_value", "Endpointing p-value", "number"),
+            Col("endpointing_p_value", "Endpointing p-value", "p_value"),
             Col("endpointing_delta_median_ms", "Endpointing change, median", "ms"),
             Col("endpointing_delta_ci_low_ms", "95% interval from", "ms"),
             Col("endpointing_delta_ci_high_ms", "95% interval to", "ms"),
@@ -64,7 +87,7 @@ else:
             Col("candidate_false_interruption_rate", "False interruptions, candidate", "share"),
             Col("false_interruptions_avoided", "False interruptions avoided", "int"),
             Col("false_interruptions_added", "False interruptions added", "int"),
-            Col("false_interruption_p_value", "False interruption p-value", "number"),
+            Col("false_interruption_p_value", "False interruption p-value", "p_value"),
             Col("waste_avoided_cost", "Waste avoided", "money"),
             Col("waste_added_cost", "Waste added", "money"),
             Col("waste_net_cost", "Net waste (+ costs money)", "money"),
@@ -98,34 +121,51 @@ else:
 
 st.subheader("Pool capacity")
 capacity = queries.capacity_weekly(version, filters)
+if not capacity.empty:
+    capacity["week_shown"] = [week_shown(w) for w in capacity["iso_week"]]
+    # A partial week is never compared as if whole: no change against or from one.
+    capacity["llm_tokens_per_second_peak_change_pct"] = [
+        change if whole(week) and whole(f"{monday_of(week) - timedelta(days=7):%G-W%V}") else None
+        for week, change in zip(
+            capacity["iso_week"], capacity["llm_tokens_per_second_peak_change_pct"], strict=True
+        )
+    ]
 show_table(
     capacity,
     [
-        Col("iso_week", "Week"),
+        Col("week_shown", "Week", width="medium"),
         Col("pool_load_of", "Pool load of"),
-        Col("llm_tokens_per_second_peak", "LLM tokens/s, peak minute", "number"),
-        Col("llm_tokens_per_second_p95_hourly_peak", "LLM tokens/s, P95 of hourly peaks", "number"),
-        Col("llm_tokens_per_second_peak_change_pct", "LLM peak vs week before (%)", "number"),
-        Col("encoder_images_per_second_peak", "Encoder images/s, peak minute", "number"),
+        Col("llm_tokens_per_second_peak", "LLM tokens/s, peak minute", "measure"),
+        Col(
+            "llm_tokens_per_second_p95_hourly_peak", "LLM tokens/s, P95 of hourly peaks", "measure"
+        ),
+        Col(
+            "llm_tokens_per_second_peak_change_pct",
+            "LLM peak vs week before (%)",
+            "measure",
+            help="Only between two whole weeks of data: a partial week is not compared.",
+        ),
+        Col("encoder_images_per_second_peak", "Encoder images/s, peak minute", "measure"),
         Col(
             "encoder_images_per_second_p95_hourly_peak",
             "Encoder images/s, P95 of hourly peaks",
-            "number",
+            "measure",
         ),
         Col("peak_concurrent_paths", "Concurrent paths, peak", "int"),
-        Col("concurrent_paths_p95_hourly_peak", "Concurrent paths, P95 of hourly peaks", "number"),
+        Col("concurrent_paths_p95_hourly_peak", "Concurrent paths, P95 of hourly peaks", "measure"),
         Col("peak_concurrent_sessions", "Concurrent sessions (all pipelines), peak", "int"),
         Col("peak_concurrent_realtime_sessions", "Concurrent realtime sessions, peak", "int"),
         Col("vision_cache_hit_rate", "Vision cache hit rate", "share"),
-        Col("vision_cache_gib", "Vision cache size (GiB)", "number"),
+        Col("vision_cache_gib", "Vision cache size (GiB)", "measure"),
         Col(
             "encoder_images_per_second_saved_per_10_points",
             "Encoder images/s saved per 10 points of hit rate",
-            "number",
+            "measure",
         ),
     ],
     currency,
     key="operations_capacity",
+    pinned=2,
     empty="No pool load in the selected period.",
 )
 st.caption(
@@ -138,6 +178,16 @@ st.caption(
 )
 hourly = queries.capacity_hourly(version, filters)
 if not hourly.empty:
+    # Hours without load are gaps, not a line drawn across them: every series gets every hour.
+    hours = pd.date_range(
+        hourly["local_hour_start"].min(), hourly["local_hour_start"].max(), freq="h"
+    )
+    hourly = (
+        hourly.set_index(["pool_load_of", "local_hour_start"])
+        .reindex(pd.MultiIndex.from_product([hourly["pool_load_of"].unique(), hours],
+                                            names=["pool_load_of", "local_hour_start"]))
+        .reset_index()
+    )  # fmt: skip
     st.plotly_chart(
         px.line(
             hourly,

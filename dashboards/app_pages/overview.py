@@ -1,4 +1,5 @@
-"""Overview: where the money went in the selected period, and how it moved against the last one."""
+"""Overview: where the money went in the selected period, how it moved against the last one and
+what drove the move, with the anomalies the alerts found marked on the trend."""
 
 from __future__ import annotations
 
@@ -6,12 +7,16 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from dashboards.comparison import Comparison
+from dashboards.drivers_view import render_drivers
 from dashboards.filters import page_context, page_header
 from dashboards.formatting import count_delta, money, money_delta
 from dashboards.kpi_cells import margin_cells
 from dashboards.kpis import PeriodKpis
-from dashboards.presentation import COMPONENT_LABELS, money_series
+from dashboards.presentation import COMPONENT_COLOURS, COMPONENT_LABELS, money_series
+from dashboards.queries import anomalies as anomaly_queries
 from dashboards.queries import overview as queries
+from dashboards.queries.drivers import drivers
+from dashboards.timeline import mark_anomalies, time_axis
 from ledger.core.vocabulary import COMPONENTS
 
 context = page_context()
@@ -65,31 +70,49 @@ st.caption(
     + " Revenue counts closed, billed sessions; cost counts every session, open ones included."
 )
 
-daily = queries.daily_trend(version, filters)
-dates = daily["business_date"]
+# A one-day selection is drawn by hour: a day of one point would be a sliver on a millisecond axis.
+hourly = filters.days == 1
+if hourly:
+    daily = queries.hourly_trend(version, filters, context.publication.timezone)
+    dates = daily["hour"]
+else:
+    daily = queries.daily_trend(version, filters)
+    dates = daily["business_date"]
+marks = anomaly_queries.anomalies(version, filters)
+per = "hour" if hourly else "day"
 
-st.subheader("Revenue, cost and margin per day")
+
+def timeline(figure: go.Figure) -> go.Figure:
+    """The page's time axis, with the anomalies of the period marked on their days."""
+    time_axis(figure, hourly=hourly, days=filters.days)
+    return mark_anomalies(figure, marks, hourly=hourly)
+
+
+st.subheader(f"Revenue, cost and margin per {per}")
 trend = go.Figure()
 trend.add_bar(x=dates, y=money_series(daily["revenue"]), name="Revenue")
 trend.add_bar(x=dates, y=money_series(daily["total_cost"]), name="Cost")
 trend.add_scatter(
     x=dates, y=money_series(daily["gross_margin"]), name="Gross margin", mode="lines+markers"
 )
-trend.update_layout(barmode="group", yaxis_title=currency, height=360, margin={"t": 10})
-st.plotly_chart(trend, key="overview_trend")
+trend.update_layout(barmode="group", yaxis_title=currency, height=360, margin={"t": 30})
+st.plotly_chart(timeline(trend), key="overview_trend")
+
+render_drivers(drivers(version, filters, previous), comparison, filters, currency, "overview")
 
 left, right = st.columns(2)
 with left:
-    st.subheader("Cost by component")
+    st.subheader(f"Cost by component per {per}")
     components = go.Figure()
     for component in COMPONENTS:
         components.add_bar(
             x=dates,
             y=money_series(daily[f"{component}_cost"]),
             name=COMPONENT_LABELS[component],
+            marker_color=COMPONENT_COLOURS[component],
         )
-    components.update_layout(barmode="stack", yaxis_title=currency, height=340, margin={"t": 10})
-    st.plotly_chart(components, key="overview_components")
+    components.update_layout(barmode="stack", yaxis_title=currency, height=340, margin={"t": 30})
+    st.plotly_chart(timeline(components), key="overview_components")
 with right:
     st.subheader("Interruption waste and cache savings")
     waste = go.Figure()
@@ -97,5 +120,5 @@ with right:
         x=dates, y=money_series(daily["interruption_waste_cost"]), name="Interruption waste"
     )
     waste.add_scatter(x=dates, y=money_series(daily["cache_savings"]), name="Cache savings")
-    waste.update_layout(yaxis_title=currency, height=340, margin={"t": 10})
-    st.plotly_chart(waste, key="overview_waste")
+    waste.update_layout(yaxis_title=currency, height=340, margin={"t": 30})
+    st.plotly_chart(timeline(waste), key="overview_waste")

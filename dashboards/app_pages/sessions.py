@@ -3,15 +3,14 @@ degradations."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-from datetime import date
+import hashlib
 from decimal import Decimal
 
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboards.filters import Filters, page_context, page_header
+from dashboards.filters import page_context, page_header
 from dashboards.formatting import money
 from dashboards.presentation import (
     DEGRADATION_LABELS,
@@ -19,7 +18,9 @@ from dashboards.presentation import (
     SEGMENT_LABELS,
     Col,
     human,
+    meter_label,
     segment_list,
+    sessions_link,
     show_table,
 )
 from dashboards.queries import sessions as queries
@@ -57,38 +58,13 @@ SORT_LABELS = {
 }
 
 
-def _link_filters(params: dict[str, list[str]], fallback: Filters) -> Filters | None:
-    """The filters a drill-down link carries (`?from=…&to=…&tenant=…`), if it carries any."""
-    if "from" not in params:
-        return None
-    try:
-        date_from = date.fromisoformat(params["from"][0])
-        date_to = date.fromisoformat(params.get("to", params["from"])[0])
-    except ValueError:
-        return None
-    return replace(
-        fallback,
-        date_from=date_from,
-        date_to=date_to,
-        tenants=tuple(params.get("tenant", ())),
-        scenarios=tuple(params.get("scenario", ())),
-        pipelines=tuple(params.get("pipeline", ())),
-    )
-
-
 context = page_context()
 filters, currency, version = context.filters, context.currency, context.version
 page_header("Session explorer", context)
 
+# A drill-down link's dates, tenants, scenarios and pipelines are the sidebar's (read from the
+# URL by dashboards/filters.py); the explorer's own parameters are its order and the session.
 link = {key: st.query_params.get_all(key) for key in st.query_params}
-linked = _link_filters(link, filters)
-if linked is not None:
-    filters = linked
-    left, right = st.columns([4, 1])
-    left.info(f"Opened from a link: {linked.describe()}. The sidebar's filters do not apply.")
-    if right.button("Back to the sidebar's filters", key="sessions_clear_link"):
-        st.query_params.clear()
-        st.rerun()
 linked_sort = link.get("sort", [None])[0]
 if linked_sort in SORT_LABELS and "sessions_sort" not in st.session_state:
     st.session_state["sessions_sort"] = linked_sort
@@ -142,15 +118,23 @@ st.caption(
     else "No session in the list."
 )
 found["status"] = ["open" if pd.isna(reason) else str(reason) for reason in found["end_reason"]]
+found["open_link"] = [
+    sessions_link(filters.date_from, filters.date_to, session=s) for s in found["session_id"]
+]
+# The list's identity: a filter, search, order or page change shows another list, whose row
+# selection starts empty (a row index kept from the old list would name another session).
+listing = hashlib.sha256(repr((filters, text, flags, sort, page)).encode()).hexdigest()[:12]
+st.session_state["_sessions_listing"] = f"sessions_found_{listing}"
 selection = show_table(
     found,
     [
-        Col("session_id", "Session"),
-        Col("tenant_id", "Tenant"),
-        Col("business_date", "Date"),
-        Col("gross_margin", "Gross margin", "money"),
-        Col("total_cost", "Cost", "money"),
-        Col("revenue", "Revenue", "money"),
+        Col("open_link", "Link", "link", display="Open", width="small"),
+        Col("session_id", "Session", width="medium"),
+        Col("tenant_id", "Tenant", width="small"),
+        Col("business_date", "Date", width="small"),
+        Col("gross_margin", "Gross margin", "money", width="small"),
+        Col("total_cost", "Cost", "money", width="small"),
+        Col("revenue", "Revenue", "money", width="small"),
         Col("turns_over_budget", "Turns over budget", "int"),
         Col("degradation_count", "Degradations", "int"),
         Col("has_unpriced_usage", "Unpriced usage", "bool"),
@@ -161,14 +145,15 @@ selection = show_table(
         Col("status", "Ended"),
     ],
     currency,
-    key="sessions_found",
+    key=f"sessions_found_{listing}",
     height=280,
     on_select="rerun",
     selection_mode="single-row",
     empty="No session in the list.",
+    pinned=2,
 )
 clicked = None
-state = st.session_state.get("sessions_found")
+state = st.session_state.get(f"sessions_found_{listing}")
 if state is not None and not found.empty:
     rows = state["selection"]["rows"]
     if rows and rows[0] < len(found):
@@ -177,15 +162,26 @@ options = found["session_id"].tolist()
 for extra in (opened, clicked):
     if extra and extra not in options:
         options.insert(0, extra)
-if clicked:
+if clicked and st.session_state.get("_sessions_clicked") != (listing, clicked):
+    # A new click opens its session; the same click seen again on a later run does not undo a
+    # choice made in the box since.
+    st.session_state["_sessions_clicked"] = (listing, clicked)
     st.session_state["sessions_selected"] = clicked
 elif opened and "sessions_selected" not in st.session_state:
     st.session_state["sessions_selected"] = opened
 if st.session_state.get("sessions_selected") not in options:
+    # The session shown before is not in this list: open the list's first, and say so below.
     st.session_state.pop("sessions_selected", None)
 session_id = st.selectbox("Session to open", options=options, key="sessions_selected")
 if not session_id:
     st.stop()
+listed = found["session_id"].tolist()
+where = (
+    f"row {listed.index(session_id) + 1:,} of this page"
+    if session_id in listed
+    else "not in this list (opened by a link or a search)"
+)
+st.caption(f"Showing session {session_id}: {where}.")
 
 session = queries.session_ledger_row(version, session_id).iloc[0]
 st.subheader(f"Session {session_id}")
@@ -282,6 +278,7 @@ lines["amount_shown"] = round_to_total(
 lines["savings_shown"] = round_to_total(
     [None if pd.isna(v) else v for v in lines["savings_amount"]], LINE_PLACES
 )
+lines["meter"] = lines["meter"].map(meter_label)
 st.subheader("Ledger lines")
 show_table(
     lines,

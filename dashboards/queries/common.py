@@ -67,3 +67,18 @@ SESSION_AGGREGATES = f"""count(*) as sessions,
 # What a period's totals add to SESSION_AGGREGATES (the overview's and the margin's headline).
 PERIOD_EXTRAS = """count(revenue) as billed_sessions,
             count(*) filter (where has_unpriced_usage) as sessions_with_unpriced_usage"""
+
+
+def published_table(version: str, table: str) -> bool:
+    """Whether the published copy has `marts.<table>` (the ops records are published once an
+    alert run or a review has written them)."""
+    from dashboards.connection import run
+
+    found = run(
+        version,
+        "select count(*) as n from information_schema.tables "
+        "where table_catalog = current_database() and table_schema = 'marts' "
+        "and table_name = ?",
+        [table],
+    )
+    return bool(found.at[0, "n"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import date, timedelta
 from typing import TYPE_CHECKING
 
 import pandas as pd
@@ -12,10 +13,12 @@ from dashboards.queries.common import (
     SESSION_AGGREGATES,
     allowed,
     cached,
+    published_table,
     session_filter,
     sessions_cte,
 )
 from dashboards.queries.overview import period_totals
+from ledger.report.restatement import restatements_sql
 
 if TYPE_CHECKING:
     from dashboards.filters import Filters
@@ -28,6 +31,7 @@ __all__ = [
     "margin_by_period",
     "margin_headline",
     "period_totals",
+    "restatements",
 ]
 
 # Allow-lists: a label the page may ask for -> the SQL it stands for.
@@ -140,3 +144,29 @@ def cost_by_phase_route(version: str, filters: Filters) -> pd.DataFrame:
         order by llm_cost desc, phase, route
     """
     return run(version, sql, params)
+
+
+@cached
+def restatements(version: str, filters: Filters) -> pd.DataFrame:
+    """The restatements the weekly reviews found (as the review lists them,
+    ledger/report/restatement.py), of the filters' tenants: those of a restated week or a review
+    week overlapping the selected dates."""
+    if not published_table(version, "review_restatements"):
+        return pd.DataFrame()
+    params: list = []
+    where = "true"
+    if filters.tenants:
+        where, params = "list_contains(?::varchar[], tenant_id)", [list(filters.tenants)]
+    found = run(version, restatements_sql("marts.review_restatements", where), params)
+    if found.empty:
+        return found
+
+    def overlaps(week: str) -> bool:
+        monday = date.fromisocalendar(int(week[:4]), int(week[6:]), 1)
+        return monday <= filters.date_to and monday + timedelta(days=6) >= filters.date_from
+
+    keep = [
+        overlaps(restated) or overlaps(review)
+        for restated, review in zip(found["iso_week"], found["found_in_report_week"], strict=True)
+    ]
+    return found[keep].reset_index(drop=True)

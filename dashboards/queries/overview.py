@@ -1,4 +1,4 @@
-"""The overview page: the period's totals and their daily trend."""
+"""The overview page: the period's totals, their daily (or hourly) trend."""
 
 from __future__ import annotations
 
@@ -41,3 +41,20 @@ def daily_trend(version: str, filters: Filters) -> pd.DataFrame:
         order by business_date
     """
     return run(version, sql, params)
+
+
+@cached
+def hourly_trend(version: str, filters: Filters, timezone: str) -> pd.DataFrame:
+    """Per hour of a one-day selection (session start, in the reporting `timezone`): the same
+    figures as `daily_trend`, under `hour` (a whole day in days would be one point)."""
+    cte, params = sessions_cte(filters)
+    sql = f"""
+        with {cte}
+        select
+            date_trunc('hour', timezone(?, timezone('UTC', started_at))) as hour,
+            {SESSION_AGGREGATES}
+        from sessions
+        group by hour
+        order by hour
+    """
+    return run(version, sql, [*params, timezone])

@@ -37,7 +37,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
 import duckdb
 
-from ledger.alerts.detection import Anomaly, severity_rank
+from ledger.alerts.detection import Anomaly, Cause, severity_rank
 from ledger.alerts.figures import Freshness
 from ledger.alerts.store import (
     COOLDOWN,
@@ -54,6 +54,7 @@ from ledger.alerts.store import (
     update_delivery,
 )
 from ledger.core.numbers import money, percent, points, rate
+from ledger.serving.links import board_link
 
 DEFAULT_COOLDOWN_DAYS = 3
 SEVERITY_ICON = {"info": "ℹ️", "warning": "⚠️", "critical": "🚨"}
@@ -238,7 +239,9 @@ class FileSink:
 # ---- messages ------------------------------------------------------------------------------------
 
 
-def _size(anomaly: Anomaly, currency: str) -> str:
+def anomaly_size(anomaly: Anomaly, currency: str) -> str:
+    """The anomaly's value against the usual one (anything with the Anomaly's unit, value,
+    expected, abs_change and pct_change: the boards' inbox hands its rows)."""
     if anomaly.unit == "points":
         return (
             f"{points(anomaly.value).removesuffix(' pp')}% against a usual "
@@ -255,7 +258,11 @@ def _size(anomaly: Anomaly, currency: str) -> str:
 
 
 def describe_cause(anomaly: Anomaly) -> str:
-    cause = anomaly.cause
+    return cause_text(anomaly.cause)
+
+
+def cause_text(cause: Cause) -> str:
+    """The likely cause in one line, as alerts and the boards' anomaly inbox say it."""
     if cause.component is None:
         return "no single component stands out"
     parts = [f"{cause.component}"]
@@ -274,15 +281,27 @@ def describe_cause(anomaly: Anomaly) -> str:
 def anomaly_line(anomaly: Anomaly, currency: str) -> str:
     label = METRIC_LABELS.get(anomaly.metric, anomaly.metric)
     return (
-        f"{SEVERITY_ICON[anomaly.severity]} *{label}* {_size(anomaly, currency)}, "
+        f"{SEVERITY_ICON[anomaly.severity]} *{label}* {anomaly_size(anomaly, currency)}, "
         f"robust z {anomaly.robust_z.quantize(1)}. Likely cause: {describe_cause(anomaly)}"
     )
 
 
+def anomaly_link(boards_url: str, tenant_id: str, day: date) -> str:
+    """The boards' overview filtered to the tenant and the day: where the reader sees the anomaly
+    marked and what drove the change."""
+    return board_link(boards_url, "overview", {"tenant": tenant_id, "from": day, "to": day})
+
+
 def anomaly_message(
-    tenant_id: str, day: date, anomalies: Sequence[Anomaly], currency: str, escalated: bool
+    tenant_id: str,
+    day: date,
+    anomalies: Sequence[Anomaly],
+    currency: str,
+    escalated: bool,
+    link: str,
 ) -> dict:
-    """One Slack-compatible message (`text` fallback plus `blocks`) for a tenant-day."""
+    """One Slack-compatible message (`text` fallback plus `blocks`) for a tenant-day, with the
+    deep link into the boards (`link`) in both."""
     top = max(anomalies, key=lambda a: severity_rank(a.severity))
     label = METRIC_LABELS.get(top.metric, top.metric)
     headline = (
@@ -294,10 +313,11 @@ def anomaly_message(
     lines = [anomaly_line(a, currency) for a in anomalies]
     fingerprints = ", ".join(a.fingerprint for a in anomalies)
     return {
-        "text": headline,
+        "text": f"{headline} {link}",
         "blocks": [
             {"type": "section", "text": {"type": "mrkdwn", "text": f"*{headline}*"}},
             {"type": "section", "text": {"type": "mrkdwn", "text": "\n".join(lines)}},
+            {"type": "section", "text": {"type": "mrkdwn", "text": f"<{link}|Open in the boards>"}},
             {
                 "type": "context",
                 "elements": [
@@ -425,8 +445,11 @@ def notify_anomalies(
     now: datetime,
     run_id: str,
     cooldown_days: int = DEFAULT_COOLDOWN_DAYS,
+    *,
+    boards_url: str,
 ) -> DeliveryOutcome:
-    """Notify the paged anomalies that the cooldown lets through, one message per tenant-day."""
+    """Notify the paged anomalies that the cooldown lets through, one message per tenant-day,
+    each with its link into the boards at `boards_url` (Settings.boards_url)."""
     outcome = DeliveryOutcome()
     groups: dict[tuple[str, date], list[tuple[Anomaly, bool]]] = {}
     for anomaly in anomalies:
@@ -449,7 +472,12 @@ def notify_anomalies(
             business_date=day,
             severity=max((a.severity for a in group), key=severity_rank),
             payload=anomaly_message(
-                tenant_id, day, group, currency, escalated=any(e for _, e in members)
+                tenant_id,
+                day,
+                group,
+                currency,
+                escalated=any(e for _, e in members),
+                link=anomaly_link(boards_url, tenant_id, day),
             ),
             items=[
                 DeliveryItem(a.fingerprint, a.anomaly_id, a.severity, a.business_date)

@@ -35,6 +35,7 @@ from ledger.alerts.store import (
     new_id,
 )
 from ledger.core.numbers import money, percent, signed_money
+from ledger.serving.links import board_link
 from ledger.serving.published_copy import has_mart
 
 DRIFT_METRIC = "rate_card_drift"
@@ -148,7 +149,8 @@ def find_drifts(con: duckdb.DuckDBPyConnection, day: date) -> list[Drift]:
     return [Drift(*row) for row in rows]
 
 
-def drift_message(drift: Drift, escalated: bool) -> dict:
+def drift_message(drift: Drift, escalated: bool, link: str) -> dict:
+    """The drift's message, with `link` to the boards' anomaly inbox on its day."""
     headline = (
         f"[{drift.severity.upper()}] rate card drift {drift.usage_date.isoformat()} (UTC day): "
         f"{drift.provider} {drift.component} "
@@ -161,10 +163,11 @@ def drift_message(drift: Drift, escalated: bool) -> dict:
         "(`ledger rates import` proposes catalogue prices; `ledger rates check` lists gaps)."
     )
     return {
-        "text": headline,
+        "text": f"{headline} {link}",
         "blocks": [
             {"type": "section", "text": {"type": "mrkdwn", "text": f"*{headline}*"}},
             {"type": "section", "text": {"type": "mrkdwn", "text": f"{drift.line()}\n{advice}"}},
+            {"type": "section", "text": {"type": "mrkdwn", "text": f"<{link}|Open in the boards>"}},
             {
                 "type": "context",
                 "elements": [
@@ -219,8 +222,11 @@ def notify_drifts(
     now: datetime,
     run_id: str,
     cooldown_days: int = DEFAULT_COOLDOWN_DAYS,
+    *,
+    boards_url: str,
 ) -> DriftOutcome:
-    """Find `day`'s drifts, record them all, notify those the cooldown lets through."""
+    """Find `day`'s drifts, record them all, notify those the cooldown lets through (each with
+    its link to the boards' anomaly inbox at `boards_url`)."""
     for statement in _DDL:
         con.execute(statement)
     outcome = DriftOutcome(find_drifts(con, day))
@@ -238,7 +244,13 @@ def notify_drifts(
             tenant_id=None,
             business_date=drift.usage_date,
             severity=drift.severity,
-            payload=drift_message(drift, escalated=escalated),
+            payload=drift_message(
+                drift,
+                escalated=escalated,
+                link=board_link(
+                    boards_url, "anomalies", {"from": drift.usage_date, "to": drift.usage_date}
+                ),
+            ),
             items=[DeliveryItem(drift.fingerprint, None, drift.severity, drift.usage_date)],
         )
         sent = deliver(con, sink, delivery, now, run_id)

@@ -148,11 +148,20 @@ def run_alerts(
             result.anomalies = detect_day(con, day, params)
             record_anomalies(con, result.anomalies, settings.reporting_currency, now, NOT_PAGED)
             outcome = notify_anomalies(
-                con, sink, result.paged, settings.reporting_currency, now, run_id, cooldown_days
+                con,
+                sink,
+                result.paged,
+                settings.reporting_currency,
+                now,
+                run_id,
+                cooldown_days,
+                boards_url=settings.boards_url,
             )
             result.suppressed = len(outcome.suppressed)
             # SPEC 10: rate card drift goes through the same delivery and cooldown.
-            result.drift = notify_drifts(con, sink, day, now, run_id, cooldown_days)
+            result.drift = notify_drifts(
+                con, sink, day, now, run_id, cooldown_days, boards_url=settings.boards_url
+            )
             if freshness.missing_tenants:
                 stale = notify_stale(con, sink, freshness, now, run_id, cooldown_days)
                 result.stale_alert_sent = bool(stale.sent)

@@ -655,6 +655,7 @@ def alerts_run(day: str | None) -> None:
     from ledger.alerts.delivery import WebhookURLError
     from ledger.alerts.figures import MartsMissingError
     from ledger.alerts.run import run_alerts
+    from ledger.pipeline.publish import publish_records
 
     settings = _settings()
     if day and day != "latest":
@@ -670,6 +671,9 @@ def alerts_run(day: str | None) -> None:
         )
     except (MartsMissingError, WebhookURLError) as exc:
         raise click.ClickException(str(exc)) from None
+    # The boards' anomaly inbox reads the published copy: publish what the run recorded, so the
+    # link a notification carries finds its anomaly there.
+    publish_records(settings)
     for line in result.lines:
         console.print(line, highlight=False, markup=False)
     if result.failed:
@@ -694,13 +698,17 @@ def report_weekly(week: str | None) -> None:
     """Write the weekly margin review: HTML, Markdown and XLSX under LEDGER_HOME/reports/<week>/."""
     from ledger.alerts.figures import MartsMissingError
     from ledger.core.calendar import WeekError
+    from ledger.pipeline.publish import publish_records
     from ledger.report.review import write_weekly_review
     from ledger.serving.published_copy import NotPublishedError
 
+    settings = _settings()
     try:
-        result = write_weekly_review(_settings(), week)
+        result = write_weekly_review(settings, week)
     except (MartsMissingError, NotPublishedError, WeekError) as exc:
         raise click.ClickException(str(exc)) from exc
+    # The boards show the restatements the review found: publish them.
+    publish_records(settings)
     for line in result.lines:
         console.print(line, highlight=False, markup=False)
 

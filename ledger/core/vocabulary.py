@@ -10,6 +10,23 @@ from typing import get_args
 from ledger.contract.events import Component, DegradationKind, Phase, Segment
 
 COMPONENTS: tuple[str, ...] = get_args(Component)
+# One name and one colour per component everywhere people see them (boards, weekly review).
+COMPONENT_LABELS: dict[str, str] = {
+    "asr": "ASR",
+    "llm": "LLM",
+    "tts": "TTS",
+    "realtime": "Realtime",
+    "vision": "Vision",
+    "infra": "Infra",
+}
+COMPONENT_COLOURS: dict[str, str] = {
+    "asr": "#4e79a7",
+    "llm": "#f28e2b",
+    "tts": "#59a14f",
+    "realtime": "#e15759",
+    "vision": "#b07aa1",
+    "infra": "#9c755f",
+}
 # The components with a cache: their cache hits are priced as savings (SPEC 5).
 SAVINGS_KINDS: tuple[str, ...] = ("llm", "realtime", "tts", "vision")
 PHASES: tuple[str, ...] = get_args(Phase)

@@ -49,24 +49,34 @@ from ledger.pipeline.publish_leftovers import (
     staging_name,
 )
 from ledger.pipeline.published_parts import (
+    OPS_SCHEMA,
+    OPS_TABLES,
     PUBLISHED_SCHEMA,
     WHOLE,
     Part,
     mart_columns,
     mart_tables,
+    ops_tables,
     part_column,
     parts_comment,
     parts_dir,
     published_parts,
     quote,
     remove_unreferenced,
+    source_of,
     summarise_parts,
     view_sql,
     write_parts,
 )
 from ledger.pipeline.refreshed_weeks import RefreshedWeeks, refreshed_weeks
 
-__all__ = ["PublishResult", "publish", "published_parts", "remove_publish_leftovers"]
+__all__ = [
+    "PublishResult",
+    "publish",
+    "publish_records",
+    "published_parts",
+    "remove_publish_leftovers",
+]
 
 # A table with fewer rows than this is one part: rewriting it costs less than keeping it in weeks.
 WHOLE_BELOW = 100_000
@@ -98,6 +108,18 @@ def _spark_marts_as_warehouse(con: duckdb.DuckDBPyConnection, settings: Settings
     con.execute("create view warehouse.raw.events as select * from duckdb_warehouse.raw.events")
     for table, select in marts_selects(con, settings).items():
         con.execute(f"create view warehouse.{table} as {select}")
+    # The alerts' ledger lives in the DuckDB warehouse whatever the engine.
+    con.execute(f"create schema warehouse.{OPS_SCHEMA}")
+    for (name,) in con.execute(
+        "select table_name from information_schema.tables "
+        "where table_catalog = 'duckdb_warehouse' and table_schema = ?",
+        [OPS_SCHEMA],
+    ).fetchall():
+        if name in OPS_TABLES.values():
+            con.execute(
+                f"create view warehouse.{OPS_SCHEMA}.{quote(name)} as "
+                f"select * from duckdb_warehouse.{OPS_SCHEMA}.{quote(name)}"
+            )
 
 
 def _newest_event_sql(con: duckdb.DuckDBPyConnection) -> str:
@@ -145,7 +167,8 @@ class _Generation:
     summarised_whole: int = 0
 
 
-def _publish(settings: Settings, whole_below: int, leftovers: int) -> PublishResult:
+def _generation(settings: Settings) -> tuple[_Generation, Path, datetime]:
+    """A new generation of the published copy: its name, its staging places, the previous parts."""
     target = settings.published_path
     parts = parts_dir(settings).resolve()
     published_at = datetime.now(UTC).replace(tzinfo=None)
@@ -164,6 +187,35 @@ def _publish(settings: Settings, whole_below: int, leftovers: int) -> PublishRes
         parts=parts,
         name=name,
     )
+    return generation, staging_db, published_at
+
+
+def _replace(
+    settings: Settings,
+    generation: _Generation,
+    staging_db: Path,
+    tables: int,
+    published_at: datetime,
+    leftovers: int,
+) -> PublishResult:
+    """Rename the new file into place and remove the parts neither generation names."""
+    shutil.rmtree(generation.staging, ignore_errors=True)
+    replace_durably(staging_db, settings.published_path)
+    removed = remove_unreferenced(generation.parts, generation.current, generation.previous)
+    return PublishResult(
+        str(settings.published_path),
+        tables,
+        published_at,
+        generation.written,
+        generation.reused,
+        removed,
+        leftovers,
+        generation.summarised_whole,
+    )
+
+
+def _publish(settings: Settings, whole_below: int, leftovers: int) -> PublishResult:
+    generation, staging_db, published_at = _generation(settings)
     with duckdb.connect() as con:
         con.execute("set TimeZone = 'UTC'")
         if settings.engine == "spark":
@@ -172,7 +224,7 @@ def _publish(settings: Settings, whole_below: int, leftovers: int) -> PublishRes
             con.execute(f"attach {literal(str(settings.warehouse_path))} as warehouse (read_only)")
         con.execute(f"attach {literal(str(staging_db))} as published")
         try:
-            tables = mart_tables(con)
+            tables = mart_tables(con) + ops_tables(con)
             refreshed = refreshed_weeks(con, settings)
             con.execute(f"create schema published.{PUBLISHED_SCHEMA}")
             for table in tables:
@@ -181,19 +233,60 @@ def _publish(settings: Settings, whole_below: int, leftovers: int) -> PublishRes
         finally:
             con.execute("detach published")
             con.execute("detach warehouse")
-    shutil.rmtree(generation.staging, ignore_errors=True)
-    replace_durably(staging_db, target)
-    removed = remove_unreferenced(parts, generation.current, previous)
-    return PublishResult(
-        str(target),
-        len(tables),
-        published_at,
-        generation.written,
-        generation.reused,
-        removed,
-        leftovers,
-        generation.summarised_whole,
-    )
+    return _replace(settings, generation, staging_db, len(tables), published_at, leftovers)
+
+
+def publish_records(settings: Settings) -> PublishResult | None:
+    """Publish the ops records again (after `ledger alerts run` recorded anomalies, or a weekly
+    review restatements), so the boards hold what an alert just linked to. The marts are never read from the warehouse
+    here (a build that failed half-way may have left them half-updated): the current file's views
+    of the marts, their parts and its publication row are carried over as they are. None when
+    nothing is published yet."""
+    target = settings.published_path
+    if not target.exists():
+        return None
+    with home_lock(settings.home, wait=True), publish_lock(target.parent):
+        leftovers = len(remove_leftovers(settings))
+        generation, staging_db, published_at = _generation(settings)
+        with duckdb.connect() as con:
+            con.execute("set TimeZone = 'UTC'")
+            con.execute(f"attach {literal(str(settings.warehouse_path))} as warehouse (read_only)")
+            con.execute(f"attach {literal(str(target))} as previous (read_only)")
+            con.execute(f"attach {literal(str(staging_db))} as published")
+            try:
+                con.execute(f"create schema published.{PUBLISHED_SCHEMA}")
+                carried = con.execute(
+                    "select view_name, sql, comment from duckdb_views() "
+                    "where database_name = 'previous' and schema_name = ? order by view_name",
+                    [PUBLISHED_SCHEMA],
+                ).fetchall()
+                con.execute("use published")
+                for view, sql, comment in carried:
+                    if view in OPS_TABLES:
+                        continue
+                    con.execute(sql)
+                    con.execute(
+                        f"comment on view {PUBLISHED_SCHEMA}.{quote(view)} is {literal(comment)}"
+                    )
+                con.execute("use memory")
+                generation.current += [
+                    p for p in generation.previous if p.table_name not in OPS_TABLES
+                ]
+                tables = ops_tables(con)
+                for table in tables:
+                    _publish_table(con, table, WHOLE_BELOW, None, generation)
+                con.execute(
+                    "create table published.main.publication as "
+                    "select * from previous.main.publication"
+                )
+            finally:
+                con.execute("use memory")
+                for catalog in ("published", "previous", "warehouse"):
+                    con.execute(f"detach {catalog}")
+        marts = len([view for view, _, _ in carried if view not in OPS_TABLES])
+        return _replace(
+            settings, generation, staging_db, marts + len(tables), published_at, leftovers
+        )
 
 
 def _publish_table(
@@ -207,9 +300,7 @@ def _publish_table(
     others, and create its view `published.marts.<table>` over them."""
     columns = mart_columns(con, table)
     schema = ", ".join(f"{name} {kind}" for name, kind in columns)
-    [(rows,)] = con.execute(
-        f"select count(*) from warehouse.{PUBLISHED_SCHEMA}.{quote(table)}"
-    ).fetchall()
+    [(rows,)] = con.execute(f"select count(*) from {source_of(table)}").fetchall()
     column = part_column(columns, rows, whole_below)
     only = refreshed.parts(table, column) if refreshed else None
     # The parts the build left alone are the published ones, if all of them are there

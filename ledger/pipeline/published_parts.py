@@ -27,6 +27,22 @@ PARTS_DIR = "parts"
 # Parquet has no 128-bit integer (DuckDB would write DOUBLE): such columns go as DECIMAL(38, 0),
 # exact, and the view casts every column back to its type in the warehouse.
 PARQUET_SAFE = {"HUGEINT": "DECIMAL(38,0)", "UHUGEINT": "DECIMAL(38,0)"}
+# The alerts' and the weekly review's records (`ops`, written by `ledger alerts run` and `ledger
+# report weekly`, never by dbt) published next to the marts under these names, so the boards'
+# anomaly inbox and restatements read the published copy like every page.
+OPS_TABLES = {
+    "alert_anomalies": "anomalies",
+    "alert_rate_card_drifts": "rate_card_drifts",
+    "review_restatements": "restatements",
+}
+OPS_SCHEMA = "ops"
+
+
+def source_of(table: str) -> str:
+    """The warehouse relation a published table is copied from."""
+    if table in OPS_TABLES:
+        return f"warehouse.{OPS_SCHEMA}.{quote(OPS_TABLES[table])}"
+    return f"warehouse.{PUBLISHED_SCHEMA}.{quote(table)}"
 
 
 @dataclass(frozen=True)
@@ -58,11 +74,27 @@ def mart_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
     return [name for (name,) in found]
 
 
+def ops_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The ops tables the warehouse has (none before the first alert run or review)."""
+    found = {
+        name
+        for (name,) in con.execute(
+            "select table_name from information_schema.tables where table_catalog = 'warehouse' "
+            "and table_schema = ?",
+            [OPS_SCHEMA],
+        ).fetchall()
+    }
+    return sorted(table for table, name in OPS_TABLES.items() if name in found)
+
+
 def mart_columns(con: duckdb.DuckDBPyConnection, table: str) -> list[tuple[str, str]]:
+    schema, name = (
+        (OPS_SCHEMA, OPS_TABLES[table]) if table in OPS_TABLES else (PUBLISHED_SCHEMA, table)
+    )
     return con.execute(
         "select column_name, data_type from duckdb_columns() where database_name = 'warehouse' "
         "and schema_name = ? and table_name = ? order by column_index",
-        [PUBLISHED_SCHEMA, table],
+        [schema, name],
     ).fetchall()
 
 
@@ -153,7 +185,7 @@ def summarise_parts(
 ) -> dict[str, tuple[int, str]]:
     """Each part's (rows, checksum) of `table` split by `column`, computed in DuckDB: every part,
     or the parts `only`."""
-    source = f"warehouse.{PUBLISHED_SCHEMA}.{quote(table)}"
+    source = source_of(table)
     where = "" if only is None or column is None else f" where {parts_filter(column, only)}"
     summaries = con.execute(
         f"select {part_expression(column)} as part, count(*), cast(sum(hash(t)) as varchar) "
@@ -174,7 +206,7 @@ def write_parts(
     generation: str,
 ) -> dict[str, tuple[str, ...]]:
     """Write the parts `wanted` of `table` in one pass; returns part -> its files (final paths)."""
-    source = f"warehouse.{PUBLISHED_SCHEMA}.{quote(table)}"
+    source = source_of(table)
     projection = ", ".join(
         f"cast({quote(name)} as {PARQUET_SAFE[kind]}) as {quote(name)}"
         if kind in PARQUET_SAFE

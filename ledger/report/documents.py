@@ -10,18 +10,10 @@ from pathlib import Path
 import xlsxwriter
 
 from ledger.core.numbers import money, percent, points, round_money
-from ledger.core.vocabulary import COMPONENTS
+from ledger.core.vocabulary import COMPONENT_COLOURS, COMPONENTS
 from ledger.report.tables import Table, format_cell, review_tables
 from ledger.report.weekly import WeeklyReview
 
-COMPONENT_COLOURS = {
-    "asr": "#4e79a7",
-    "llm": "#f28e2b",
-    "tts": "#59a14f",
-    "realtime": "#e15759",
-    "vision": "#b07aa1",
-    "infra": "#9c755f",
-}
 HUNDRED = Decimal(100)
 
 
@@ -281,9 +273,15 @@ def write_xlsx(review: WeeklyReview, path: Path) -> None:
     for table in review_tables(review):
         sheet = workbook.add_worksheet(table.key[:31])
         for col, column in enumerate(table.columns):
-            title = column.title + (" (%)" if column.kind in ("pct", "signed_pct") else "")
+            percent_kind = column.kind in ("pct", "signed_pct") and "%" not in column.title
+            title = column.title + (" (%)" if percent_kind else "")
             sheet.write(0, col, title, bold)
             sheet.set_column(col, col, max(12, min(60, len(column.title) + 4)))
+        # The header stays in view and every column filters and sorts (the total row, below the
+        # range, is left out of both).
+        sheet.freeze_panes(1, 0)
+        if table.rows:
+            sheet.autofilter(0, 0, len(table.rows), len(table.columns) - 1)
         rows = table.rows + ([table.total] if table.total else [])
         for r, row in enumerate(rows, start=1):
             is_total = table.total is not None and r == len(rows)

@@ -14,6 +14,7 @@ from decimal import Decimal
 
 import duckdb
 
+from ledger.core.vocabulary import COMPONENT_LABELS
 from ledger.report.weekly import COUNT_FIELDS, MONEY_FIELDS, Restatement, TenantWeek, _load_weeks
 
 # The figures a restatement is about (the rest follow from them): the component costs, then the
@@ -156,24 +157,47 @@ def find_restatements_and_snapshot(
     return reported_in(con, report_week)
 
 
+def restatements_sql(table: str, where: str = "true") -> str:
+    """Each restated figure once per review that found it: from the value first reported to the
+    newest one (a figure that went back to its reported value drops out). The review reads
+    `ops.restatements`, the boards the published copy of it (`marts.review_restatements`)."""
+    return f"""
+        select * from (
+            select
+                found_in_report_week,
+                iso_week,
+                tenant_id,
+                figure,
+                arg_min(old_value, found_at) as old_value,
+                arg_max(new_value, found_at) as new_value
+            from {table}
+            where {where}
+            group by found_in_report_week, iso_week, tenant_id, figure
+        )
+        where old_value is distinct from new_value
+    """
+
+
+def figure_label(figure: str) -> str:
+    """A restated figure as people name it: `LLM cost`, `sessions`, `gross margin`."""
+    component = figure.removesuffix("_cost")
+    if component in COMPONENT_LABELS:
+        return f"{COMPONENT_LABELS[component]} cost"
+    return {"session_count": "sessions", "total_cost": "cost"}.get(
+        figure, figure.removesuffix("_cost").replace("_", " ")
+    )
+
+
 def reported_in(con: duckdb.DuckDBPyConnection, report_week: str) -> list[Restatement]:
     """Every restatement the review of `report_week` has found, over all its runs: a review run
     again (a resend, a late rerun) still lists what it reported, each figure once, from the value
     first reported to the newest one (a figure that went back to its reported value drops out)."""
-    rows = con.execute(
-        """
-        select
-            iso_week,
-            tenant_id,
-            figure,
-            arg_min(old_value, found_at) as old_value,
-            arg_max(new_value, found_at) as new_value
-        from ops.restatements
-        where found_in_report_week = ?
-        group by iso_week, tenant_id, figure
-        """,
-        [report_week],
-    ).fetchall()
+    rows = [
+        row[1:]
+        for row in con.execute(
+            restatements_sql("ops.restatements", "found_in_report_week = ?"), [report_week]
+        ).fetchall()
+    ]
     order = {name: rank for rank, name in enumerate(RESTATED_FIELDS)}
 
     def value(figure: str, stored: Decimal) -> Decimal:

@@ -10,9 +10,11 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from ledger.alerts.delivery import METRIC_LABELS
-from ledger.core.numbers import money, percent, points, rate
-from ledger.core.vocabulary import COMPONENTS
+from ledger.core.numbers import money, percent, points, rate, shown_change
+from ledger.core.vocabulary import COMPONENT_LABELS, COMPONENTS
+from ledger.report.restatement import figure_label
 from ledger.report.weekly import TenantWeek, WeeklyReview
+from ledger.serving.drivers import Mover, headline, movers
 
 HUNDRED = Decimal(100)
 
@@ -41,6 +43,9 @@ def format_cell(value: Cell, kind: str) -> str:
         return "-"
     if isinstance(value, str):
         return value
+    if isinstance(value, int):
+        # A count in a money column (a restated session count) stays a whole number.
+        return f"{value:+,}" if kind.startswith("signed") else f"{value:,}"
     if kind == "money":
         return money(value)  # type: ignore[arg-type]
     if kind == "signed_money":
@@ -277,17 +282,11 @@ def quarantine_table(review: WeeklyReview) -> Table:
 
 
 def restatements_table(review: WeeklyReview) -> Table:
+    # The change is the difference of the amounts shown (1.89 -> 1.97 is +0.08), exactly.
     rows: list[list[Cell]] = [
-        [r.iso_week, r.tenant_id, r.figure, r.old, r.new, r.new - r.old]
+        [r.iso_week, r.tenant_id, figure_label(r.figure), r.old, r.new, shown_change(r.new, r.old)]
         if r.figure != "session_count"
-        else [
-            r.iso_week,
-            r.tenant_id,
-            "sessions",
-            f"{int(r.old):,}",
-            f"{int(r.new):,}",
-            f"{int(r.new - r.old):+,}",
-        ]
+        else [r.iso_week, r.tenant_id, "sessions", int(r.old), int(r.new), int(r.new - r.old)]
         for r in review.restatements
     ]
     return Table(
@@ -305,6 +304,55 @@ def restatements_table(review: WeeklyReview) -> Table:
         note="Late events changed these figures after they were reported."
         if rows
         else "No reported week has changed since it was reported.",
+    )
+
+
+DRIVER_DIMENSIONS = ("tenant_id", "component", "provider", "model")
+
+
+def _effects(mover: Mover) -> list[Cell]:
+    return [mover.volume, mover.price, mover.mix]
+
+
+def drivers_table(review: WeeklyReview) -> Table:
+    """The cost change against the week before split into volume, price and mix, per tenant,
+    component and model: the top movers and the rest, adding up to the total as shown."""
+    rows: list[list[Cell]] = []
+    for mover in movers(review.drivers, DRIVER_DIMENSIONS):
+        name = dict(zip(DRIVER_DIMENSIONS, mover.name, strict=False))
+        model = "/".join(v for v in (name.get("provider"), name.get("model")) if v)
+        rows.append(
+            [name.get("tenant_id"), COMPONENT_LABELS.get(name.get("component", ""),
+             name.get("component")), model or None, mover.before, mover.now, mover.change,
+             *_effects(mover)]
+        )  # fmt: skip
+    whole = headline(review.drivers) if review.drivers else None
+    total = (
+        None
+        if whole is None
+        else ["total", None, None, whole.before, whole.now, whole.change, *_effects(whole)]
+    )
+    return Table(
+        "cost_drivers",
+        f"What drove the cost change ({review.previous_week} -> {review.iso_week})",
+        (
+            Column("tenant"),
+            Column("component"),
+            Column("provider/model"),
+            Column(f"cost {review.previous_week}", "money"),
+            Column(f"cost {review.iso_week}", "money"),
+            Column("change", "signed_money"),
+            Column("volume", "signed_money"),
+            Column("price", "signed_money"),
+            Column("mix", "signed_money"),
+        ),
+        rows,
+        total,
+        note="Volume: the change of billable minutes at the week before's usage per minute and "
+        "prices; price: the rate-card unit prices' change on this week's quantities; mix: the "
+        "rest (usage per minute, model mix, cache hits, new and gone tenants or models). The "
+        "parts add up to the change exactly; shown to the cent, rows and parts are rounded to "
+        "add up to the total (the change shown is the cost shown minus the cost shown before).",
     )
 
 
@@ -380,6 +428,7 @@ def review_tables(review: WeeklyReview) -> list[Table]:
         margin_table(review),
         components_table(review),
         week_over_week_table(review),
+        drivers_table(review),
         waste_savings_table(review),
         anomalies_table(review),
         data_quality_table(review),

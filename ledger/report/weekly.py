@@ -30,6 +30,7 @@ from ledger.core.ratios import gross_margin_pct
 from ledger.core.vocabulary import COMPONENTS
 from ledger.report.capacity import CapacityWeek
 from ledger.report.reconciliation import ReconciledWeek
+from ledger.serving.drivers import Driver, cells_sql, decompose
 
 ZERO = Decimal(0)
 HUNDRED = Decimal(100)
@@ -133,6 +134,8 @@ class WeeklyReview:
     capacity: list[CapacityWeek] = field(default_factory=list)
     # SPEC 11: replayed sessions of the week, left out of every figure above.
     replay_sessions: int = 0
+    # What drove the cost change against the week before (ledger/serving/drivers.py).
+    drivers: list[Driver] = field(default_factory=list)
 
     @property
     def total(self) -> TenantWeek:
@@ -170,6 +173,12 @@ def _replay_sessions(con: duckdb.DuckDBPyConnection, iso_week: str) -> int:
         "from marts.fct_tenant_weekly_margin where iso_week = ? and is_replay",
         [iso_week],
     ).fetchone()[0]
+
+
+def _load_drivers(con: duckdb.DuckDBPyConnection, first: date, last: date) -> list[Driver]:
+    """The cost change from the week before to the week, split as on the boards' Overview."""
+    sql = cells_sql("business_date between ? and ? and not is_replay")
+    return decompose(con.execute(sql, [first, last, first - timedelta(days=7), last]).fetchall())
 
 
 def _load_anomalies(con: duckdb.DuckDBPyConnection, first: date, last: date) -> list[ReviewAnomaly]:
@@ -283,4 +292,5 @@ def load_weekly_review(
         quarantine=quarantine,
         quarantine_undated=undated,
         replay_sessions=_replay_sessions(con, iso_week),
+        drivers=_load_drivers(con, first, last),
     )

@@ -12,8 +12,21 @@ from urllib.parse import urlencode
 
 # The boards' pages by URL path (Streamlit names a page after its file, dashboards/app_pages/).
 PAGE_PATHS = frozenset(
-    {"overview", "margin", "experience", "combined", "sessions", "data_quality", "operations"}
+    {
+        "overview",
+        "margin",
+        "experience",
+        "combined",
+        "sessions",
+        "data_quality",
+        "operations",
+        "anomalies",
+    }
 )
+# The shared filters as query parameters, the names the boards read and write back
+# (dashboards/filters.py): a period preset, or `from` and `to` (YYYY-MM-DD) for a custom one;
+# `tenant`, `scenario` and `pipeline` repeated per value; `replays=1` to include replayed copies.
+FILTER_PARAMS = ("period", "from", "to", "tenant", "scenario", "pipeline", "replays")
 
 
 def board_link(base_url: str, page: str, params: Mapping[str, object] | None = None) -> str:

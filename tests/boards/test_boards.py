@@ -6,6 +6,7 @@ while `ledger build` replaces it.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -76,9 +77,10 @@ def test_overview_shows_the_period_totals_and_the_change_against_the_previous_pe
     # is marked partial.
     assert metrics(at) == {
         "Revenue": ("CNY 3.40", "+CNY 2.80 (+466.7%) · partial"),
-        # 0.8088 against 0.0144 the previous two days (2025-03-08 and 09).
-        "Cost": ("CNY 0.81", "+CNY 0.79 (+5,516.7%) · partial"),
-        "Gross margin": ("CNY 2.59", "+CNY 2.01 (+342.5%) · partial"),
+        # 0.8088 against 0.0144 the previous two days (2025-03-08 and 09): the change shown is
+        # the difference of the amounts shown, 0.81 - 0.01 (issue 27 point 6), not 0.7944's 0.79.
+        "Cost": ("CNY 0.81", "+CNY 0.80 (+5,516.7%) · partial"),
+        "Gross margin": ("CNY 2.59", "+CNY 2.00 (+342.5%) · partial"),  # 2.59 - 0.59
         "Gross margin %": ("76.21%", "-21.4 pp · partial"),
         # 0.8088 / (3 + 100/60) billable minutes = 0.1733; before 0.0144 / 1.
         "Cost per billable minute": ("CNY 0.17", "+CNY 0.16 (+1,103.6%) · partial"),
@@ -148,16 +150,19 @@ def test_the_comparison_period_is_flagged_the_same_way_everywhere():
 def test_margin_board_splits_money_by_tenant_period_component_and_phase(boards_env):
     at = open_page("margin")
 
-    tenants = frame(at, "Tenant")
-    # The key figures first, the breakdown after them.
-    assert list(tenants.columns)[:7] == [
+    tenants = frame(at, "Open")
+    # The drill-down link and the key figures first, each next to its change; the breakdown
+    # after them (issue 27 point 2).
+    assert list(tenants.columns)[:9] == [
+        "Open",
         "Tenant",
-        "Revenue (CNY)",
-        "Cost (CNY)",
         "Gross margin (CNY)",
-        "Gross margin (%)",
-        "Revenue change · partial (CNY)",
         "Gross margin change · partial (CNY)",
+        "Gross margin (%)",
+        "Revenue (CNY)",
+        "Revenue change · partial (CNY)",
+        "Cost (CNY)",
+        "Cost change · partial (CNY)",
     ]
     assert records(
         tenants,
@@ -181,18 +186,36 @@ def test_margin_board_splits_money_by_tenant_period_component_and_phase(boards_e
         ("kiddo-toys", 1.60, 0.00, 0.03, 0.00, 0.08, 0.02, 0.12, 1.48, 92.19, 0.00, 0.03),
     ]
     # Each tenant against 2025-03-08..09 (partial: the ledger starts on the 9th): acme-s0's
-    # 0.60 revenue and 0.5856 margin; kiddo-toys had no session then, so no change.
+    # 0.60 revenue, 0.0144 cost and 0.5856 margin; kiddo-toys had no session then, so its
+    # change is against nothing. The tenants' changes add up to the headline's (issue 27
+    # point 7): revenue 1.20 + 1.60 = +2.80; cost 0.6694 (0.6838 - 0.0144) and 0.125 round to
+    # 0.67 + 0.12 = 0.79, the headline shows 0.81 - 0.01 = +0.80, so kiddo's (rounded down the
+    # most) moves up a cent; margin 0.5306 + 1.475 round to 0.53 + 1.48 = 2.01 against the shown
+    # 2.59 - 0.59 = +2.00, so kiddo's (rounded up the most) moves down.
     assert records(
         tenants,
         [
             "Tenant",
             "Revenue change · partial (CNY)",
+            "Cost change · partial (CNY)",
             "Gross margin change · partial (CNY)",
-            "Sessions to triage",
+            "Open",
         ],
     ) == [
-        ("acme-telecom", 1.20, 0.53, "sessions?from=2025-03-10&to=2025-03-11&tenant=acme-telecom"),
-        ("kiddo-toys", None, None, "sessions?from=2025-03-10&to=2025-03-11&tenant=kiddo-toys"),
+        (
+            "acme-telecom",
+            1.20,
+            0.67,
+            0.53,
+            "sessions?from=2025-03-10&tenant=acme-telecom&to=2025-03-11",
+        ),
+        (
+            "kiddo-toys",
+            1.60,
+            0.13,
+            1.47,
+            "sessions?from=2025-03-10&tenant=kiddo-toys&to=2025-03-11",
+        ),
     ]
     assert metrics(at)["Revenue"] == ("CNY 3.40", "+CNY 2.80 (+466.7%) · partial")
     assert metrics(at)["Gross margin %"] == ("76.21%", "-21.4 pp · partial")
@@ -242,14 +265,14 @@ def test_margin_board_splits_money_by_tenant_period_component_and_phase(boards_e
             "acme-telecom",
             1.80,
             1.12,
-            "sessions?from=2025-03-10&to=2025-03-11&tenant=acme-telecom",
+            "sessions?from=2025-03-10&tenant=acme-telecom&to=2025-03-11",
         ),
         (
             "2025-W11 (Mar 10–Mar 16) · partial, 2 of 7 days",
             "kiddo-toys",
             1.60,
             1.48,
-            "sessions?from=2025-03-10&to=2025-03-11&tenant=kiddo-toys",
+            "sessions?from=2025-03-10&tenant=kiddo-toys&to=2025-03-11",
         ),
     ]
 
@@ -260,9 +283,11 @@ def test_experience_board_draws_the_latency_budget_table_per_profile_coloured_by
     at = open_page("experience")
 
     budget = frame(at, "Budget profile")
+    # The owner next to the segment, never cut off at the right edge (issue 27 point 2).
     columns = [
         "Budget profile",
         "Segment",
+        "Owner",
         "Budget (ms)",
         "P95 (ms)",
         "P95 vs budget",
@@ -270,13 +295,13 @@ def test_experience_board_draws_the_latency_budget_table_per_profile_coloured_by
         "P50 (ms)",
         "Turns over budget (%)",
         "Turns measured",
-        "Owner",
     ]
     assert list(budget.columns)[: len(columns)] == columns
     # One budget per row (customer_service: the conversational profile, kiddo's hardware the
     # embodied one), never a range. acme-s1's endpointing 200 and 300 ms: P95 = 200 + 0.95 x
     # 100 = 295 against 250, +18.0%, in the 10-25% band.
-    assert records(budget, columns) == [
+    values = [c for c in columns if c != "Owner"] + ["Owner"]
+    assert records(budget, values) == [
         (
             "customer_service",
             "Endpointing",
@@ -424,7 +449,7 @@ def test_experience_board_draws_the_latency_budget_table_per_profile_coloured_by
     ]
     # A segment row drills into its slowest sessions, within the profile's scenarios.
     assert budget["Slowest sessions"].iloc[2] == (
-        "sessions?from=2025-03-10&to=2025-03-11&scenario=customer_service&sort=slowest%3Allm_ttft"
+        "sessions?from=2025-03-10&scenario=customer_service&sort=slowest%3Allm_ttft&to=2025-03-11"
     )
     captions = " ".join(c.value for c in at.caption)
     assert (
@@ -496,7 +521,7 @@ def test_the_latency_budget_breaks_down_by_tenant_scenario_pipeline_and_provider
         ("hardware", "hardware", 450.0, "within budget"),
     ]
     tenant_link = frame(at, "Budget profile")["Slowest sessions"].iloc[0]
-    assert tenant_link.startswith("sessions?from=2025-03-10&to=2025-03-11&scenario=")
+    assert tenant_link.startswith("sessions?from=2025-03-10&scenario=")
 
 
 def test_overshoot_bands_colour_the_budget_cells():
@@ -531,8 +556,10 @@ def test_combined_view_puts_false_interruptions_and_cache_hits_next_to_margin(bo
         "Prefix cache hit rate (%)",
         "First audio P95 (ms)",
     ]
-    # Money and the two rates it is read against come first, next to the pinned tenant.
-    assert list(frame(at, "Tenant").columns)[:6] == [
+    # The drill-down link, then money and the two rates it is read against, next to the pinned
+    # tenant (issue 27 point 2).
+    assert list(frame(at, "Open").columns)[:7] == [
+        "Open",
         "Tenant",
         "Gross margin (CNY)",
         "Gross margin (%)",
@@ -540,25 +567,26 @@ def test_combined_view_puts_false_interruptions_and_cache_hits_next_to_margin(bo
         "False interruption rate (%)",
         "Prefix cache hit rate (%)",
     ]
-    # acme-telecom: 1.1162 now against acme-s0's 0.5856; kiddo-toys had no session then.
-    assert records(frame(at, "Tenant"), ["Tenant", "Gross margin change · partial (CNY)"]) == [
-        ("kiddo-toys", None),
+    # acme-telecom: 1.1162 now against acme-s0's 0.5856; kiddo-toys had no session then: its
+    # change is against nothing, 1.475 half-even.
+    assert records(frame(at, "Open"), ["Tenant", "Gross margin change · partial (CNY)"]) == [
+        ("kiddo-toys", 1.48),
         ("acme-telecom", 0.53),
     ]
     # Sorted by gross margin, highest first, by default.
-    assert records(frame(at, "Tenant"), columns) == [
+    assert records(frame(at, "Open"), columns) == [
         ("kiddo-toys", 0.12, 1.48, 92.19, None, 0.0, 450.0),
         ("acme-telecom", 0.68, 1.12, 62.01, 100.0, 66.7, 848.5),
     ]
 
     at.selectbox(key="combined_sort").set_value("false_interruption_rate").run()
-    assert [row[0] for row in records(frame(at, "Tenant"), columns)] == [
+    assert [row[0] for row in records(frame(at, "Open"), columns)] == [
         "acme-telecom",
         "kiddo-toys",
     ]
     at.selectbox(key="combined_sort").set_value("total_cost").run()
     at.toggle(key="combined_descending").set_value(False).run()
-    assert [row[0] for row in records(frame(at, "Tenant"), columns)] == [
+    assert [row[0] for row in records(frame(at, "Open"), columns)] == [
         "kiddo-toys",
         "acme-telecom",
     ]
@@ -566,14 +594,14 @@ def test_combined_view_puts_false_interruptions_and_cache_hits_next_to_margin(bo
 
 def test_session_explorer_finds_a_session_by_id_and_shows_its_lines_and_turns(boards_env):
     at = open_page("sessions")
-    assert records(frame(at, "Session"), ["Session", "Tenant"]) == [
+    assert records(frame(at, "Link"), ["Session", "Tenant"]) == [
         ("kiddo-s1", "kiddo-toys"),
         ("acme-s1", "acme-telecom"),
     ]
 
     # By id, whatever the sidebar's period: acme-s0 is from the day before it.
     at.text_input(key="sessions_search").set_value("ACME-S").run()
-    assert [row[0] for row in records(frame(at, "Session"), ["Session"])] == ["acme-s1", "acme-s0"]
+    assert [row[0] for row in records(frame(at, "Link"), ["Session"])] == ["acme-s1", "acme-s0"]
     assert at.selectbox(key="sessions_selected").value == "acme-s1"
     assert metrics(at) == {
         "Revenue": ("CNY 1.80", None),
@@ -608,16 +636,16 @@ def test_session_explorer_finds_a_session_by_id_and_shows_its_lines_and_turns(bo
     # To 4 places the lines add up to the session's exact cost 0.6838 and savings 0.40; no
     # price is a blank, not 0; every line served from a cache is flagged as a cache hit.
     assert records(lines, ["Provider", "Meter", "Amount (CNY)", "Savings (CNY)", "Cache hit"]) == [
-        ("aliyun", "asr.audio_seconds", 0.0288, 0.0, False),
-        ("deepseek", "llm.cached_input_tokens", 0.1, 0.3, True),
-        ("deepseek", "llm.input_tokens", 0.2, 0.0, False),
-        ("deepseek", "llm.output_tokens", 0.08, 0.0, False),
-        ("aliyun", "tts.characters", 0.2, 0.0, False),
-        ("acme-llm", "llm.cached_input_tokens", None, None, True),
-        ("acme-llm", "llm.input_tokens", None, 0.0, False),
-        ("acme-llm", "llm.output_tokens", None, 0.0, False),
-        ("aliyun", "tts.characters", 0.0, 0.1, True),
-        ("telco", "infra.path_minutes", 0.075, 0.0, False),
+        ("aliyun", "ASR audio seconds", 0.0288, 0.0, False),
+        ("deepseek", "LLM cached input tokens", 0.1, 0.3, True),
+        ("deepseek", "LLM input tokens", 0.2, 0.0, False),
+        ("deepseek", "LLM output tokens", 0.08, 0.0, False),
+        ("aliyun", "TTS characters", 0.2, 0.0, False),
+        ("acme-llm", "LLM cached input tokens", None, None, True),
+        ("acme-llm", "LLM input tokens", None, 0.0, False),
+        ("acme-llm", "LLM output tokens", None, 0.0, False),
+        ("aliyun", "TTS characters", 0.0, 0.1, True),
+        ("telco", "Infra path minutes", 0.075, 0.0, False),
     ]
     # Blank, not "None", where a line has no reason to be unpriced.
     assert list(lines["Unpriced because"]).count("") == 7
@@ -633,9 +661,9 @@ def test_session_explorer_finds_a_session_by_id_and_shows_its_lines_and_turns(bo
     ]
     hits = table(at, "Saved (CNY)")
     assert records(hits, ["Meter", "Cache", "Saved (CNY)"]) == [
-        ("llm.cached_input_tokens", "LLM prefix cache", 0.3),
-        ("llm.cached_input_tokens", "LLM prefix cache", None),
-        ("tts.characters", "TTS phrase cache", 0.1),
+        ("LLM cached input tokens", "LLM prefix cache", 0.3),
+        ("LLM cached input tokens", "LLM prefix cache", None),
+        ("TTS characters", "TTS phrase cache", 0.1),
     ]
     assert "No degradations." in [c.value for c in at.caption]
 
@@ -647,12 +675,12 @@ def test_session_triage_filters_sorts_pages_and_opens_a_clicked_row(boards_env):
     at = open_page("sessions", (date(2025, 3, 9), date(2025, 3, 11)))
 
     def shown() -> list[str]:
-        return [row[0] for row in records(frame(at, "Session"), ["Session"])]
+        return [row[0] for row in records(frame(at, "Link"), ["Session"])]
 
     assert shown() == ["kiddo-s1", "acme-s1", "acme-s0"]
     # Over budget: acme-s1 (both turns) and kiddo-s1 (LLM 200 ms > 160 on the embodied profile);
     # acme-s0 measured no turn.
-    assert records(frame(at, "Session"), ["Session", "Turns over budget", "Unpriced usage"]) == [
+    assert records(frame(at, "Link"), ["Session", "Turns over budget", "Unpriced usage"]) == [
         ("kiddo-s1", 1, False),
         ("acme-s1", 2, True),
         ("acme-s0", 0, False),
@@ -681,10 +709,30 @@ def test_session_triage_filters_sorts_pages_and_opens_a_clicked_row(boards_env):
         assert shown() == expected, sort
 
     # Clicking a row opens its session.
-    at.session_state["sessions_found"] = {"selection": {"rows": [1], "columns": []}}
+    at.session_state[at.session_state["_sessions_listing"]] = {
+        "selection": {"rows": [1], "columns": []}
+    }
     at.run()
     assert at.selectbox(key="sessions_selected").value == "kiddo-s1"
     assert metrics(at)["Revenue"] == ("CNY 1.60", None)
+
+    # Issue 27 point 4: after a sort or filter change the page names the session it shows (the
+    # clicked row's index, kept, would have named the new list's second row, acme-s0).
+    def named() -> tuple[str, str, str]:
+        heading = next(h.value for h in at.subheader if h.value.startswith("Session "))
+        caption = next(c.value for c in at.caption if c.value.startswith("Showing session"))
+        return at.selectbox(key="sessions_selected").value, heading, caption
+
+    at.selectbox(key="sessions_sort").set_value("margin").run()
+    assert shown() == ["acme-s0", "acme-s1", "kiddo-s1"]
+    assert named() == (
+        "kiddo-s1",
+        "Session kiddo-s1",
+        "Showing session kiddo-s1: row 3 of this page.",
+    )
+    at.multiselect(key="sessions_flags").set_value(["unpriced"]).run()
+    assert shown() == ["acme-s1"]
+    assert named() == ("acme-s1", "Session acme-s1", "Showing session acme-s1: row 1 of this page.")
 
 
 def test_session_list_pages_instead_of_capping(boards_env):
@@ -712,11 +760,20 @@ def test_a_link_opens_the_session_explorer_on_its_tenant_and_days(boards_env):
     at.run()
     at.switch_page("app_pages/sessions.py").run()
     assert not at.exception, [e.value for e in at.exception]
-    assert records(frame(at, "Session"), ["Session", "Date"]) == [
+    assert records(frame(at, "Link"), ["Session", "Date"]) == [
         ("acme-s0", date(2025, 3, 9)),
         ("acme-s1", date(2025, 3, 10)),
     ]
-    assert "Opened from a link: 2025-03-09 to 2025-03-10" in at.info[0].value
+    # The link's filters are the sidebar's (issue 27 point 5), and the URL keeps them.
+    assert at.selectbox(key="filter_period").value == "custom"
+    assert at.date_input(key="filter_dates").value == (date(2025, 3, 9), date(2025, 3, 10))
+    assert at.multiselect(key="filter_tenants").value == ["acme-telecom"]
+    assert {k: at.query_params[k] for k in ("from", "to", "tenant", "sort")} == {
+        "from": "2025-03-09",
+        "to": "2025-03-10",
+        "tenant": "acme-telecom",
+        "sort": "margin",
+    }
 
     at = AppTest.from_file(str(APP), default_timeout=60)
     at.query_params["session"] = "acme-s0"
@@ -754,9 +811,9 @@ def test_data_quality_shows_quarantine_unpriced_usage_and_freshness(boards_env):
     assert lag == [("(landing folder)", 2, accepted)]
     unpriced = frame(at, "Component")
     assert records(unpriced, ["Component", "Provider", "Model", "Meter", "Lines"]) == [
-        ("LLM", "acme-llm", "x", "llm.cached_input_tokens", 1),
-        ("LLM", "acme-llm", "x", "llm.input_tokens", 1),
-        ("LLM", "acme-llm", "x", "llm.output_tokens", 1),
+        ("LLM", "acme-llm", "x", "LLM cached input tokens", 1),
+        ("LLM", "acme-llm", "x", "LLM input tokens", 1),
+        ("LLM", "acme-llm", "x", "LLM output tokens", 1),
     ]
 
 
@@ -766,7 +823,7 @@ def test_sidebar_filters_apply_to_every_page(boards_env):
     assert metrics(at)["Revenue"][0] == "CNY 1.60"
     assert metrics(at)["Cost"][0] == "CNY 0.12"
     at.switch_page("app_pages/combined.py").run()
-    assert [r[0] for r in records(frame(at, "Tenant"), ["Tenant"])] == ["kiddo-toys"]
+    assert [r[0] for r in records(frame(at, "Open"), ["Tenant"])] == ["kiddo-toys"]
     at.multiselect(key="filter_scenarios").set_value(["customer_service"]).run()
     assert any("No sessions in the selected period" in i.value for i in at.info)
 
@@ -850,7 +907,11 @@ def test_money_is_rounded_half_even_to_the_cent_with_its_currency():
     assert money(Decimal("0.135"), "CNY") == "CNY 0.14"
     assert money(Decimal("-1234.565"), "USD") == "USD -1,234.56"
     assert money(None, "CNY") == "—"
-    assert money_delta(Decimal("0.9"), Decimal("0.9035"), "CNY") == "-CNY 0.00 (-0.4%)"
+    # A change that leaves the cents alike is said to 4 places, never "-CNY 0.00 (-0.4%)"
+    # (issue 27 point 10); a non-zero amount under half a cent too.
+    assert money_delta(Decimal("0.9"), Decimal("0.9035"), "CNY") == "-CNY 0.0035 (-0.4%)"
+    assert money(Decimal("0.0043"), "CNY") == "CNY 0.0043"
+    assert money(Decimal("0.00004"), "CNY") == "CNY < 0.0001"
 
 
 # ---- publication while building ------------------------------------------------------------------
@@ -913,3 +974,59 @@ def test_the_boards_keep_reading_while_the_pipeline_builds_and_pick_up_the_new_c
         c.value for c in at.caption
     )
     assert metrics(at)["Revenue"][0] == "CNY 4.00"
+
+
+def test_period_presets_count_back_from_the_newest_date_with_data():
+    from dashboards.filters import default_period, preset_period
+
+    first, last = date(2026, 11, 1), date(2026, 11, 30)  # a Monday
+    assert default_period(first, last) == (date(2026, 11, 23), date(2026, 11, 29))  # W48
+    assert preset_period("this-week", first, last) == (date(2026, 11, 30), date(2026, 11, 30))
+    assert preset_period("month-to-date", first, last) == (date(2026, 11, 1), last)
+    assert preset_period("last-month", first, last) == (date(2026, 10, 1), date(2026, 10, 31))
+    # On a Sunday the week just ended is the last complete one; a ledger younger than a week is
+    # shown whole.
+    assert default_period(first, date(2026, 11, 29)) == (date(2026, 11, 23), date(2026, 11, 29))
+    assert default_period(date(2025, 3, 9), date(2025, 3, 11)) == (
+        date(2025, 3, 9),
+        date(2025, 3, 11),
+    )
+    with pytest.raises(ValueError, match="no period preset"):
+        preset_period("fortnight", first, last)
+
+
+def test_a_preset_and_every_filter_are_in_the_url_and_a_link_reproduces_the_view(boards_env):
+    at = AppTest.from_file(str(APP), default_timeout=60).run()
+    # The default: the last complete ISO week (here the whole young ledger), as the review.
+    assert at.selectbox(key="filter_period").value == "last-week"
+    assert at.query_params["period"] == "last-week"
+    at.multiselect(key="filter_tenants").set_value(["acme-telecom"]).run()
+    at.date_input(key="filter_dates").set_value(PERIOD).run()
+    assert at.selectbox(key="filter_period").value == "custom"
+    link = dict(at.query_params)
+    assert link == {"from": "2025-03-10", "to": "2025-03-11", "tenant": "acme-telecom"}
+    shown = metrics(at)
+
+    again = AppTest.from_file(str(APP), default_timeout=60)
+    for key, values in link.items():
+        again.query_params[key] = values
+    again.run()
+    assert metrics(again) == shown
+    assert again.date_input(key="filter_dates").value == PERIOD
+
+
+def test_one_selected_day_is_drawn_by_hour_never_on_a_millisecond_axis(boards_env):
+    at = open_page("overview", (date(2025, 3, 10), date(2025, 3, 10)))
+    assert [h.value for h in at.subheader][0] == "Revenue, cost and margin per hour"
+    trend = next(c for c in at.get("plotly_chart") if "overview_trend" in c.proto.id)
+    figure = json.loads(trend.proto.spec)
+    layout = figure["layout"]["xaxis"]
+    assert (layout["type"], layout["tickformat"], layout["dtick"]) == ("date", "%H:%M", 7_200_000)
+    # acme-s1 started 2025-03-10 02:00 UTC: 10:00 in Asia/Shanghai.
+    assert figure["data"][0]["x"] == ["2025-03-10T10:00:00"]
+
+    at = open_page("overview")  # two days: by day, one tick a day
+    layout = json.loads(
+        next(c for c in at.get("plotly_chart") if "overview_trend" in c.proto.id).proto.spec
+    )["layout"]["xaxis"]
+    assert (layout["tickformat"], layout["dtick"]) == ("%b %d", 86_400_000)

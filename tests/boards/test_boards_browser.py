@@ -1,8 +1,9 @@
 """A real browser on the real server: `streamlit run` on a free local port, headless Chromium
 (Debian's package, installed by `make test` when missing) driven by Playwright, on the `boards_home` copy.
 
-The sidebar's default period is the last 7 days with data (2025-03-05 to 2025-03-11), so the
-overview counts all three fixture sessions: revenue 0.60 + 1.80 + 1.60 = 4.00, cost 0.0144 +
+The sidebar's default period is the last complete ISO week; the fixture ledger (2025-03-09 to
+2025-03-11) holds none, so it is the whole ledger, and the overview counts all three fixture
+sessions: revenue 0.60 + 1.80 + 1.60 = 4.00, cost 0.0144 +
 0.6838 + 0.125 = 0.8232, margin 3.1768. Latency comes from acme-s1 and kiddo-s1 only.
 """
 

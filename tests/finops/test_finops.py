@@ -456,7 +456,9 @@ def test_a_missed_price_rise_is_alerted_once_with_its_size_and_the_provider_and_
     first = run_alerts(settings, FIRST_DRIFT_DAY, sink=sink, now=datetime(2026, 11, 19), echo=None)
     drift_texts = [p["text"] for p in sink.payloads if "rate card drift" in p["text"]]
     assert drift_texts == [
-        f"[CRITICAL] rate card drift {FIRST_DRIFT_DAY.isoformat()} (UTC day): aliyun tts +12.0%"
+        f"[CRITICAL] rate card drift {FIRST_DRIFT_DAY.isoformat()} (UTC day): aliyun tts +12.0% "
+        # The deep link: the boards' anomaly inbox on the drift's day (issue 27 point 1).
+        f"http://127.0.0.1:8501/anomalies?from={FIRST_DRIFT_DAY}&to={FIRST_DRIFT_DAY}"
     ]
     (message,) = [p for p in sink.payloads if "rate card drift" in p["text"]]
     detail = message["blocks"][1]["text"]["text"]

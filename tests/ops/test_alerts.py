@@ -28,6 +28,12 @@ from ledger.warehouse import connect
 
 NOW = datetime(2026, 11, 22, 6, 0)  # UTC; any fixed clock: nothing here depends on it
 BREAK_DAYS = (date(2026, 11, 20), date(2026, 11, 21))
+BOARDS = "https://boards.example.com"
+
+
+def _link(day: str, base: str = "http://127.0.0.1:8501") -> str:
+    """The deep link an alert on bright-bank's `day` carries (default LEDGER_BOARDS_URL)."""
+    return f"{base}/overview?from={day}&tenant=bright-bank&to={day}"
 
 
 # ---- a webhook receiver on localhost ------------------------------------------------------------
@@ -168,7 +174,7 @@ def test_the_same_anomaly_on_three_runs_is_notified_once(ops_settings: Settings)
     for hour in range(3):
         result = run_alerts(ops_settings, BREAK_DAYS[0], now=NOW + timedelta(hours=hour), echo=None)
     assert [n["text"] for n in _notifications(ops_settings)] == [
-        "[CRITICAL] bright-bank 2026-11-20: LLM cost +145.0%"
+        "[CRITICAL] bright-bank 2026-11-20: LLM cost +145.0% " + _link("2026-11-20")
     ]
     assert (result.sent, result.suppressed) == (0, 1)
     assert _query(
@@ -186,8 +192,8 @@ def test_a_continuing_problem_the_next_day_is_held_by_the_cooldown(
         anomalies = [a for day in BREAK_DAYS for a in detect_day(con, day) if a.severity != "info"]
         record_anomalies(con, anomalies, "CNY", NOW)
         sink = FileSink(ops_settings.alerts_dir / "n.jsonl", echo=None)
-        first = notify_anomalies(con, sink, anomalies[:1], "CNY", NOW, "run-1")
-        second = notify_anomalies(con, sink, anomalies[1:], "CNY", NOW, "run-2")
+        first = notify_anomalies(con, sink, anomalies[:1], "CNY", NOW, "run-1", boards_url=BOARDS)
+        second = notify_anomalies(con, sink, anomalies[1:], "CNY", NOW, "run-2", boards_url=BOARDS)
     assert anomalies[0].fingerprint == anomalies[1].fingerprint
     assert (len(first.sent), len(second.sent), len(second.suppressed)) == (1, 0, 1)
 
@@ -227,14 +233,15 @@ def test_a_rise_in_severity_is_sent_again_as_an_escalation(tmp_path: Path) -> No
         sink = FileSink(tmp_path / "n.jsonl", echo=None)
         record_anomalies(con, [warning, critical], "CNY", NOW)
         outcomes = [
-            notify_anomalies(con, sink, [a], "CNY", NOW, f"run-{i}")
+            notify_anomalies(con, sink, [a], "CNY", NOW, f"run-{i}", boards_url=BOARDS)
             for i, a in enumerate([warning, warning, critical, critical])
         ]
     assert [len(o.sent) for o in outcomes] == [1, 0, 1, 0]
     texts = [json.loads(line)["text"] for line in (tmp_path / "n.jsonl").read_text().splitlines()]
     assert texts == [
-        "[WARNING] bright-bank 2026-11-20: LLM cost +50.0%",
-        "[CRITICAL] bright-bank 2026-11-21: LLM cost +200.0% (escalated)",
+        "[WARNING] bright-bank 2026-11-20: LLM cost +50.0% " + _link("2026-11-20", BOARDS),
+        "[CRITICAL] bright-bank 2026-11-21: LLM cost +200.0% (escalated) "
+        + _link("2026-11-21", BOARDS),
     ]
 
 
@@ -257,14 +264,18 @@ def test_stale_data_holds_the_alerts_and_sends_one_stale_notice(ops_settings: Se
 def test_the_webhook_receives_the_exact_slack_message(
     ops_settings: Settings, receiver: Receiver
 ) -> None:
-    settings = ops_settings.model_copy(update={"webhook_url": receiver.url})
+    settings = ops_settings.model_copy(
+        update={"webhook_url": receiver.url, "boards_url": BOARDS + "/ledger/"}
+    )
     result = run_alerts(settings, BREAK_DAYS[0], now=NOW, echo=None)
     assert (result.channel, result.sent) == ("webhook", 1)
     assert receiver.content_types == ["application/json; charset=utf-8"]
     headline = "[CRITICAL] bright-bank 2026-11-20: LLM cost +145.0%"
+    # The deep link: the overview filtered to the tenant and the day (issue 27 point 1).
+    link = f"{BOARDS}/ledger/overview?from=2026-11-20&tenant=bright-bank&to=2026-11-20"
     assert receiver.bodies == [
         {
-            "text": headline,
+            "text": f"{headline} {link}",
             "blocks": [
                 {"type": "section", "text": {"type": "mrkdwn", "text": f"*{headline}*"}},
                 {
@@ -276,6 +287,10 @@ def test_the_webhook_receives_the_exact_slack_message(
                         "deepseek/deepseek-chat (88.8% of that); prefix cache hit rate 5.4% "
                         "(usually 91.8%)",
                     },
+                },
+                {
+                    "type": "section",
+                    "text": {"type": "mrkdwn", "text": f"<{link}|Open in the boards>"},
                 },
                 {
                     "type": "context",
@@ -323,7 +338,7 @@ def test_a_failed_webhook_delivery_is_kept_and_sent_on_the_next_run(
     )
     assert (second.retried_sent, second.sent, second.suppressed) == (1, 0, 1)
     assert [b["text"] for b in receiver.bodies] == [
-        "[CRITICAL] bright-bank 2026-11-20: LLM cost +145.0%"
+        "[CRITICAL] bright-bank 2026-11-20: LLM cost +145.0% " + _link("2026-11-20")
     ]
     # Every send is counted: two tries on the first run, one on the second.
     assert _query(ops_settings, "select status, attempts, last_error from ops.deliveries") == [
@@ -387,5 +402,47 @@ def test_the_daily_job_runs_the_alerts_in_dagster(ops_settings: Settings) -> Non
     )
     assert result.success
     assert [n["text"] for n in _notifications(ops_settings)] == [
-        "[CRITICAL] bright-bank 2026-11-20: LLM cost +145.0%"
+        "[CRITICAL] bright-bank 2026-11-20: LLM cost +145.0% " + _link("2026-11-20")
     ]
+
+
+def test_the_daily_job_publishes_the_anomalies_for_the_boards_and_keeps_the_marts(
+    ops_settings: Settings,
+) -> None:
+    """Issue 27 point 1: the boards' anomaly inbox reads the published copy; the job publishes
+    the alert tables there, carrying the marts' views and publication row over as they were."""
+    from dagster_project.defs.operations import alert_run_config, daily_cost_alerts
+    from dagster_project.defs.resources import LedgerWarehouse
+    from ledger.serving.published_copy import open_published
+
+    def published() -> tuple[list, list, list]:
+        with open_published(ops_settings) as con:
+            views = con.execute(
+                "select view_name, sql from duckdb_views() where schema_name = 'marts' "
+                "and view_name not like 'alert_%' order by 1"
+            ).fetchall()
+            row = con.execute("select * from main.publication").fetchall()
+            alerts = con.execute(
+                "select table_name from information_schema.tables "
+                "where table_schema = 'marts' and table_name like 'alert_%' order by 1"
+            ).fetchall()
+        return views, row, alerts
+
+    views, publication, alerts = published()
+    assert alerts == []
+    result = daily_cost_alerts.execute_in_process(
+        run_config=alert_run_config(BREAK_DAYS[0]),
+        resources={"warehouse": LedgerWarehouse(settings_json=ops_settings.as_json())},
+    )
+    assert result.success
+    assert published() == (
+        views,
+        publication,
+        [("alert_anomalies",), ("alert_rate_card_drifts",)],
+    )
+    with open_published(ops_settings) as con:
+        rows = con.execute(
+            "select tenant_id, business_date, metric, severity, notification "
+            "from marts.alert_anomalies where severity <> 'info'"
+        ).fetchall()
+    assert rows == [("bright-bank", BREAK_DAYS[0], "llm_cost", "critical", "sent")]

@@ -18,7 +18,7 @@ from ledger.core.calendar import WeekError, parse_iso_week, previous_iso_week
 from ledger.core.numbers import round_money
 from ledger.core.settings import Settings
 from ledger.ingest import ingest_paths
-from ledger.pipeline.publish import publish
+from ledger.pipeline.publish import publish, publish_records
 from ledger.report.review import write_weekly_review
 
 NOW = datetime(2026, 11, 23, 0, 0)  # UTC: Monday 08:00 in Shanghai
@@ -35,6 +35,23 @@ SUMMED = (
     "interruption_waste_cost",
     "cache_savings",
 )
+
+
+def _boards_restatements(version: str, first: date, last: date) -> list[tuple]:
+    """The restatements the boards' Margin page lists for these dates (its query, on the
+    published copy), in the review's order, counts as whole numbers as the review keeps them."""
+    from dashboards.filters import Filters
+    from dashboards.queries.margin import restatements
+    from ledger.report.restatement import RESTATED_FIELDS
+
+    rows = []
+    for review_week, week, tenant, figure, old, new in restatements(
+        version, Filters(first, last)
+    ).itertuples(index=False):
+        if figure == "session_count":
+            old, new = Decimal(int(old)), Decimal(int(new))
+        rows.append((review_week, week, tenant, figure, old, new))
+    return sorted(rows, key=lambda r: (r[1], r[2], RESTATED_FIELDS.index(r[3])))
 
 
 def _ledger_sums(settings: Settings, iso_week: str) -> dict[str, dict[str, Decimal]]:
@@ -90,6 +107,24 @@ def test_the_review_figures_equal_the_session_ledger_sums(ops_settings: Settings
     assert rows[-1][0] == "total"
     assert Decimal(str(rows[-1][3])) == total_revenue
     assert Decimal(str(rows[-1][4])) == total_cost
+    # Issue 27 point 10: the header stays in view and filters every column but the total row;
+    # a percentage column says "%" once.
+    assert (sheet.freeze_panes, sheet.auto_filter.ref) == ("A2", f"A1:G{len(rows) - 1}")
+    assert rows[0][6] == "gross margin %"
+
+    # What drove the cost change against W45, as on the boards: the rows and the parts add up to
+    # the total shown, which is the cost shown minus the cost shown the week before.
+    drivers = list(openpyxl.load_workbook(result.xlsx)["cost_drivers"].iter_rows(values_only=True))
+    last = next(i for i, row in enumerate(drivers) if row[0] == "total")  # then the note
+    cents = [[Decimal(str(v)) for v in row[3:]] for row in drivers[1 : last + 1]]
+    *movers, total = cents
+    previous_cost = round_money(sum(w["total_cost"] for w in review.previous.values()))
+    assert total[:3] == [previous_cost, total_cost, total_cost - previous_cost]
+    assert total[3] + total[4] + total[5] == total[2]
+    for column in range(6):
+        assert sum(row[column] for row in movers) == total[column], column
+    for row in movers:
+        assert row[3] + row[4] + row[5] == row[2]
     assert result.folder == ops_settings.reports_dir / "2026-W46"
     assert sorted(p.name for p in result.folder.iterdir()) == [
         "margin-review-2026-W46.html",
@@ -153,7 +188,7 @@ def _late_session(path: Path) -> Path:
 
 
 def test_a_late_event_for_a_reported_week_is_restated_in_the_next_review(
-    ops_settings: Settings, tmp_path: Path
+    ops_settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     before = write_weekly_review(ops_settings, "2026-W45", now=NOW).review
     assert before.restatements == []
@@ -183,7 +218,37 @@ def test_a_late_event_for_a_reported_week_is_restated_in_the_next_review(
     old_cost, new_cost = (
         round_money(v) for v in restated[("2026-W45", "bright-bank", "total_cost")]
     )
-    assert f"| 2026-W45 | bright-bank | total_cost | {old_cost:,} | {new_cost:,} |" in markdown
+    # The change column is now minus reported as shown, exactly (issue 27 point 6).
+    change = new_cost - old_cost
+    assert (
+        f"| 2026-W45 | bright-bank | cost | {old_cost:,} | {new_cost:,} | "
+        f"{'+' if change > 0 else ''}{change:,} |"
+    ) in markdown
+    sessions = [int(v) for v in restated[("2026-W45", "bright-bank", "session_count")]]
+    assert (
+        f"| 2026-W45 | bright-bank | sessions | {sessions[0]:,} | {sessions[1]:,} | +1 |"
+    ) in markdown
+    sheet = openpyxl.load_workbook(result.xlsx)["restatements"]
+    assert [row[3:] for row in sheet.iter_rows(values_only=True) if row[2] == "sessions"] == [
+        (sessions[0], sessions[1], 1)
+    ]  # numbers, not text
+
+    # The boards show the same restatements, once published (issue 27 point 6).
+    import streamlit as st
+
+    from dashboards.connection import current_version
+
+    publish_records(ops_settings)
+    monkeypatch.setenv("LEDGER_HOME", str(ops_settings.home))
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    boards = _boards_restatements(current_version(), date(2026, 11, 9), date(2026, 11, 22))
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    assert boards == [
+        ("2026-W46", r.iso_week, r.tenant_id, r.figure, r.old, r.new)
+        for r in result.review.restatements
+    ]
     assert "Restated: 2026-W45" in markdown
 
     # The review is a record: run again, W46's review still lists what it reported, and each run's

@@ -46,6 +46,7 @@ WORKER_UNITS: dict[str, tuple[str, ...]] = {
         "tests/planning/test_whatif.py",
     ),
     "ops_template_home": (
+        "tests/ops/test_alert_to_cause_browser.py",
         "tests/ops/test_alerts.py",
         "tests/ops/test_alerts_webhook.py",
         "tests/ops/test_backup.py",

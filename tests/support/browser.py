@@ -76,7 +76,8 @@ def serving(
 
 # The screenshots of docs/boards.md and the README: page path -> a text that is on the page once its figures are drawn.
 SCREENSHOTS = {
-    "overview": ("", "Cost per billable minute"),
+    "overview": ("", "What drove the cost change"),
+    "anomalies": ("anomalies?period=month-to-date", "Cost anomalies"),
     "margin": ("margin", "LLM cost by phase and route"),
     "experience": ("experience", "Worst line at P95:"),
     "sessions": ("sessions", "Click a row to open the session."),
@@ -88,7 +89,15 @@ def screenshot(page, url: str, name: str, out_dir: Path) -> None:
     path, ready = SCREENSHOTS[name]
     page.goto(f"{url}/{path}", wait_until="domcontentloaded")
     page.get_by_text(ready).first.wait_for()
-    page.wait_for_timeout(1_500)  # the charts draw after the text
+    # The charts and grids draw after the text: wait until each has (on a slow machine, seconds).
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stSkeleton\"]')"
+        " && [...document.querySelectorAll('[data-testid=\"stPlotlyChart\"]')]"
+        ".every(chart => chart.querySelector('.main-svg'))"
+        " && [...document.querySelectorAll('[data-testid=\"stDataFrame\"]')]"
+        ".every(grid => grid.querySelector('canvas'))"
+    )
+    page.wait_for_timeout(1_500)
     page.screenshot(path=str(out_dir / f"{name}.png"), full_page=True)
 
 
