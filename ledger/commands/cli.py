@@ -779,5 +779,36 @@ def collect_serve(
     run_collector(config, host=host, port=port)
 
 
+# ---- SPEC 13: operating the budgets (latency SLOs, spend budgets) --------------------------------
+
+
+@main.group()
+def budgets() -> None:
+    """Latency SLOs and spend budgets: alerts, reviews of a proposed budgets file."""
+
+
+@budgets.command("alerts")
+def budgets_alerts() -> None:
+    """Evaluate the latency SLO burn rates and spend budgets on the published marts and deliver
+    the alerts (every build does this as its last step).
+
+    SLO alerts go to the owner team's webhook (LEDGER_OWNER_WEBHOOKS: `audio=URL inference=URL`),
+    spend alerts and alerts of a team without one where the cost anomalies go.
+    """
+    from ledger.alerts.budgets import run_budget_alerts
+    from ledger.alerts.delivery import WebhookURLError
+    from ledger.serving.published_copy import NotPublishedError
+
+    try:
+        lines = run_budget_alerts(
+            _settings(),
+            echo=lambda text: console.print(f"alert: {text}", highlight=False, markup=False),
+        )
+    except (NotPublishedError, WebhookURLError) as exc:
+        raise click.ClickException(str(exc)) from None
+    for line in lines:
+        console.print(line, highlight=False, markup=False)
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

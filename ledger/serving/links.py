@@ -13,6 +13,7 @@ from urllib.parse import urlencode
 # The boards' pages by URL path (Streamlit names a page after its file, dashboards/app_pages/).
 PAGE_PATHS = frozenset(
     {"overview", "margin", "experience", "combined", "sessions", "data_quality", "operations"}
+    | {"slo", "budgets"}  # SPEC 13: the latency SLOs and the spend budgets
 )
 
 

@@ -60,6 +60,7 @@ ASSET_KEYS = [
     "intermediate/int_sessions_billed",
     "intermediate/int_sessions_resolved",
     "intermediate/int_shadow_turns_compared",
+    "intermediate/int_slo_turn_segments",
     "intermediate/int_tenant_concurrency_stepped",
     "intermediate/int_tenant_experience_aggregated",
     "intermediate/int_turn_segments_budgeted",
@@ -79,6 +80,9 @@ ASSET_KEYS = [
     "marts/fct_ingested_files",
     "marts/fct_interruptions",
     "marts/fct_latency_budget_tenant_daily",
+    "marts/fct_latency_burn_rates",
+    "marts/fct_latency_slo",
+    "marts/fct_latency_slo_owner",
     "marts/fct_quarantined_rows",
     "marts/fct_reconciliation_daily",
     "marts/fct_session_experience",
@@ -89,6 +93,7 @@ ASSET_KEYS = [
     "marts/fct_tenant_weekly_margin",
     "marts/fct_turn_latency",
     "marts/fct_usage_lines",
+    "ops/budget_alerts",
     "ops/refresh_events",
     "ops/refresh_state",
     "published/marts",
@@ -103,6 +108,7 @@ ASSET_KEYS = [
     "reference/price_plans",
     "reference/provider_aliases",
     "reference/rate_card",
+    "reference/spend_budgets",
     "staging/stg_metering__asr_usage",
     "staging/stg_metering__events",
     "staging/stg_metering__infra_usage",
@@ -125,6 +131,7 @@ ASSET_KEYS = [
     "staging/stg_reference__price_plans",
     "staging/stg_reference__provider_aliases",
     "staging/stg_reference__rate_card",
+    "staging/stg_reference__spend_budgets",
 ]
 
 
