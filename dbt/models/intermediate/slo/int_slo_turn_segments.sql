@@ -8,10 +8,6 @@ turn_segments as (
     select * from {{ ref('int_turn_segments_budgeted') }}
 ),
 
-latency_budgets as (
-    select * from {{ ref('stg_reference__latency_budgets') }}
-),
-
 -- Replayed copies are load tests, not customers' turns; an unmeasured segment is neither good nor
 -- bad (a missing first audio says nothing about its budget).
 measured as (
@@ -25,24 +21,14 @@ evaluated_at as (
     select max(turn_started_at) as evaluated_at from measured
 ),
 
-default_budgets as (
-    select * from latency_budgets
-    where tenant_id is null
-),
-
-tenant_budgets as (
-    select * from latency_budgets
-    where tenant_id is not null
-),
-
-final as (
+aged as (
     select
-        coalesce(tenant_budgets.profile, default_budgets.profile) as profile,
+        measured.profile,
         measured.tenant_id,
         measured.segment,
         measured.segment_order,
         measured.owner,
-        coalesce(tenant_budgets.objective, default_budgets.objective) as objective,
+        measured.objective,
         measured.session_id,
         measured.turn_index,
         measured.turn_started_at,
@@ -51,16 +37,11 @@ final as (
         measured.is_over_budget as is_bad,
     from measured
     cross join evaluated_at
-    left join default_budgets
-        on measured.scenario = default_budgets.scenario
-        and measured.segment = default_budgets.segment
-    left join tenant_budgets
-        on measured.scenario = tenant_budgets.scenario
-        and measured.segment = tenant_budgets.segment
-        and measured.tenant_id = tenant_budgets.tenant_id
-    where
-        epoch_us(evaluated_at.evaluated_at) - epoch_us(measured.turn_started_at)
-        < cast({{ horizon_seconds }} as bigint) * 1000000
+),
+
+final as (
+    select * from aged
+    where age_us < cast({{ horizon_seconds }} as bigint) * 1000000
 )
 
 select * from final

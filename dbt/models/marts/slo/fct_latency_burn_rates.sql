@@ -1,8 +1,7 @@
 -- SPEC 13: each SLO's burn rate over both windows of each multi-window rule, and whether the rule
 -- fires (both windows above its factor). Burn rate = bad share / (1 - objective): 1 spends the
--- error budget exactly over the SLO window, 14.4 spends 2% of a 30-day budget in an hour. It is
--- computed as bad / ((1 - objective) x turns), the exact DECIMAL error budget of the window, so
--- round figures stay round.
+-- error budget exactly over the SLO window, 14.4 spends 2% of a 30-day budget in an hour
+-- (macros/slo.sql).
 with
 
 turn_segments as (
@@ -39,20 +38,15 @@ windows as (
         min(rules.rule_order) as rule_order,
         min(rules.long_window_seconds) as long_window_seconds,
         min(rules.short_window_seconds) as short_window_seconds,
+        {%- for window in ['long', 'short'] %}
         count(*) filter (
-            where turn_segments.age_us < rules.long_window_seconds * 1000000
-        ) as long_turns,
+            where turn_segments.age_us < rules.{{ window }}_window_seconds * 1000000
+        ) as {{ window }}_turns,
         count(*) filter (
-            where turn_segments.age_us < rules.long_window_seconds * 1000000
+            where turn_segments.age_us < rules.{{ window }}_window_seconds * 1000000
             and turn_segments.is_bad
-        ) as long_bad_turns,
-        count(*) filter (
-            where turn_segments.age_us < rules.short_window_seconds * 1000000
-        ) as short_turns,
-        count(*) filter (
-            where turn_segments.age_us < rules.short_window_seconds * 1000000
-            and turn_segments.is_bad
-        ) as short_bad_turns,
+        ) as {{ window }}_bad_turns,
+        {%- endfor %}
     from turn_segments
     cross join rules
     group by
@@ -62,16 +56,8 @@ windows as (
 burned as (
     select
         *,
-        case
-            when long_turns > 0
-                then cast(long_bad_turns as double)
-                / cast((1 - objective) * long_turns as double)
-        end as long_burn_rate,
-        case
-            when short_turns > 0
-                then cast(short_bad_turns as double)
-                / cast((1 - objective) * short_turns as double)
-        end as short_burn_rate,
+        {{ burn_rate('long_bad_turns', 'long_turns', 'objective') }} as long_burn_rate,
+        {{ burn_rate('short_bad_turns', 'short_turns', 'objective') }} as short_burn_rate,
     from windows
 ),
 

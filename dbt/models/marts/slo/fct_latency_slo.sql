@@ -35,15 +35,9 @@ final as (
         turns,
         turns - bad_turns as good_turns,
         bad_turns,
-        cast(turns - bad_turns as double) / turns as sli,
-        -- Error budget = (1 - objective) x turns: the bad turns the objective allows. Exact
-        -- (DECIMAL x BIGINT), so 5% of 20 turns is exactly 1.
-        cast((1 - objective) * turns as decimal(38, 4)) as error_budget_turns,
-        case
-            when (1 - objective) * turns > 0
-                then 1 - cast(bad_turns as double) / cast((1 - objective) * turns as double)
-        end as error_budget_remaining,
-        cast(turns - bad_turns as double) / turns >= cast(objective as double) as is_objective_met,
+        {{ slo_figures('turns', 'bad_turns', 'objective') }},
+        -- Exact: good >= objective x turns, both sides DECIMAL.
+        turns - bad_turns >= objective * turns as is_objective_met,
     from counted
 )
 

@@ -36,12 +36,7 @@ final as (
         tenants_missing_objective,
         turns,
         bad_turns,
-        cast(turns - bad_turns as double) / turns as sli,
-        cast((1 - objective) * turns as decimal(38, 4)) as error_budget_turns,
-        case
-            when (1 - objective) * turns > 0
-                then 1 - cast(bad_turns as double) / cast((1 - objective) * turns as double)
-        end as error_budget_remaining,
+        {{ slo_figures('turns', 'bad_turns', 'objective') }},
     from counted
 )
 
