@@ -32,6 +32,8 @@ aged as (
         measured.session_id,
         measured.turn_index,
         measured.turn_started_at,
+        measured.duration_ms,
+        measured.budget_ms,
         evaluated_at.evaluated_at,
         epoch_us(evaluated_at.evaluated_at) - epoch_us(measured.turn_started_at) as age_us,
         measured.is_over_budget as is_bad,
