@@ -133,6 +133,9 @@ class WeeklyReview:
     capacity: list[CapacityWeek] = field(default_factory=list)
     # SPEC 11: replayed sessions of the week, left out of every figure above.
     replay_sessions: int = 0
+    # SPEC 13: the month's spend budgets and the latency leverage (ledger.report.budgets).
+    spend_budgets: list = field(default_factory=list)
+    leverage: list = field(default_factory=list)
 
     @property
     def total(self) -> TenantWeek:
