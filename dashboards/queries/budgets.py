@@ -41,11 +41,7 @@ def budgets(version: str, month: date, as_of: date) -> pd.DataFrame:
     seen_on = min(as_of, month_end(month))
     budget_rows = run(version, BUDGETS_SQL, [month])
     daily_rows = run(version, DAILY_SQL, [month, seen_on])
-    outlooks = budget_outlooks(
-        list(budget_rows.itertuples(index=False, name=None)),
-        list(daily_rows.itertuples(index=False, name=None)),
-        seen_on,
-    )
+    outlooks = budget_outlooks(_rows(budget_rows), _rows(daily_rows), seen_on)
     return pd.DataFrame(
         [
             {
@@ -82,6 +78,15 @@ def cumulative(version: str, tenant_id: str, month: date, as_of: date) -> pd.Dat
     if not frame.empty:
         frame["spent"] = frame["cost"].cumsum()
     return frame
+
+
+def _rows(frame: pd.DataFrame) -> list[tuple]:
+    # A NULL provider (the tenant's whole spend) comes back as NaN or None: None, so that it is
+    # one key, and falsy.
+    return [
+        tuple(None if value is None or value is pd.NA or value != value else value for value in row)
+        for row in frame.itertuples(index=False, name=None)
+    ]
 
 
 def _status(actual: object, forecast: object) -> str:

@@ -51,7 +51,7 @@ def test_the_slos_export_as_openslo_v1_documents(
             "alertAfter": "5m",
         },
     }
-    for name, slo in slos.items():
+    for slo in slos.values():
         spec = slo["spec"]
         assert set(spec) == {
             "description",
