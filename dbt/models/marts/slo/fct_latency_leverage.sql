@@ -65,17 +65,25 @@ final as (
         quantiles.turns,
         quantiles.p50_ms,
         quantiles.p95_ms,
-        quantiles.p50_ms / nullif(sum(quantiles.p50_ms) over tenant_segments, 0) as p50_share,
-        quantiles.p95_ms / nullif(sum(quantiles.p95_ms) over tenant_segments, 0) as p95_share,
+        quantiles.p50_ms / nullif(sum(quantiles.p50_ms) over (
+            partition by quantiles.profile, quantiles.tenant_id
+        ), 0) as p50_share,
+        quantiles.p95_ms / nullif(sum(quantiles.p95_ms) over (
+            partition by quantiles.profile, quantiles.tenant_id
+        ), 0) as p95_share,
         cast(quantiles.budget_ms as double)
         / first_audio_budgets.first_audio_budget_ms as budget_share,
-        rank() over (tenant_segments order by quantiles.p50_ms desc) as p50_rank,
-        rank() over (tenant_segments order by quantiles.p95_ms desc) as p95_rank,
+        -- BIGINT on both engines (Spark's rank is INT).
+        cast(rank() over (
+            partition by quantiles.profile, quantiles.tenant_id order by quantiles.p50_ms desc
+        ) as bigint) as p50_rank,
+        cast(rank() over (
+            partition by quantiles.profile, quantiles.tenant_id order by quantiles.p95_ms desc
+        ) as bigint) as p95_rank,
     from quantiles
     inner join first_audio_budgets
         on quantiles.profile = first_audio_budgets.profile
         and quantiles.tenant_id = first_audio_budgets.tenant_id
-    window tenant_segments as (partition by quantiles.profile, quantiles.tenant_id)
 )
 
 select * from final

@@ -15,8 +15,9 @@ counted as (
         min(objective) as objective,
         min(evaluated_at) as evaluated_at,
         count(*) as tenants,
-        sum(turns) as turns,
-        sum(bad_turns) as bad_turns,
+        -- BIGINT on both engines (DuckDB's sum of BIGINT is HUGEINT): the contract names one.
+        cast(sum(turns) as bigint) as turns,
+        cast(sum(bad_turns) as bigint) as bad_turns,
         count(*) filter (where not is_objective_met) as tenants_missing_objective,
     from slos
     where owner is not null
