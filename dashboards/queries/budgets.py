@@ -8,7 +8,7 @@ from datetime import date
 import pandas as pd
 
 from dashboards.connection import run
-from dashboards.queries.common import cached
+from dashboards.queries.common import cached, has_mart
 from ledger.core.calendar import last_closed_day
 from ledger.finops.spend_budgets import BUDGETS_SQL, DAILY_SQL, budget_outlooks, month_end
 
@@ -16,13 +16,7 @@ BUDGETS_MART = "dim_spend_budgets"
 
 
 def has_budgets(version: str) -> bool:
-    found = run(
-        version,
-        "select count(*) as n from information_schema.tables "
-        "where table_schema = 'marts' and table_name = ?",
-        [BUDGETS_MART],
-    )
-    return bool(found["n"].iloc[0])
+    return has_mart(version, BUDGETS_MART)
 
 
 @cached

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from dashboards.connection import run
-from dashboards.queries.common import cached
+from dashboards.queries.common import cached, has_mart
 
 if TYPE_CHECKING:
     from dashboards.filters import Filters
@@ -17,13 +17,7 @@ SLO_MART = "fct_latency_slo"
 
 
 def has_slos(version: str) -> bool:
-    found = run(
-        version,
-        "select count(*) as n from information_schema.tables "
-        "where table_schema = 'marts' and table_name = ?",
-        [SLO_MART],
-    )
-    return bool(found["n"].iloc[0])
+    return has_mart(version, SLO_MART)
 
 
 def _tenants(filters: Filters, tenants: tuple[str, ...]) -> tuple[str, list]:

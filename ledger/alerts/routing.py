@@ -40,3 +40,16 @@ def router_for(settings: Settings, echo: Callable[[str], None] | None = print) -
         default=default_sink(settings, echo),
         owners={team: WebhookSink(url) for team, url in settings.owner_webhook_urls.items()},
     )
+
+
+def linked_message(headline: str, detail: str, link: str, label: str, context: str) -> dict:
+    """A Slack-compatible message (`text` fallback plus `blocks`) that links to a board page."""
+    return {
+        "text": f"{headline}: {link}",
+        "blocks": [
+            {"type": "section", "text": {"type": "mrkdwn", "text": f"*{headline}*"}},
+            {"type": "section", "text": {"type": "mrkdwn", "text": detail}},
+            {"type": "section", "text": {"type": "mrkdwn", "text": f"<{link}|{label}>"}},
+            {"type": "context", "elements": [{"type": "mrkdwn", "text": context}]},
+        ],
+    }

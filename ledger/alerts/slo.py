@@ -19,7 +19,7 @@ import duckdb
 
 from ledger.alerts.delivery import deliver, held_by_cooldown, retry_failed
 from ledger.alerts.detection import _digest, fingerprint
-from ledger.alerts.routing import Router, router_for
+from ledger.alerts.routing import Router, linked_message, router_for
 from ledger.alerts.store import (
     COOLDOWN,
     DELIVERY_FAILED,
@@ -170,24 +170,13 @@ def burn_message(settings: Settings, alert: BurnAlert, escalated: bool) -> dict:
         detail += f"; {alert.sli * 100:.2f}% over the SLO window"
     if alert.error_budget_remaining is not None:
         detail += f", {alert.error_budget_remaining * 100:.0f}% of the error budget left"
-    link = slo_link(settings, alert)
-    return {
-        "text": f"{headline}: {link}",
-        "blocks": [
-            {"type": "section", "text": {"type": "mrkdwn", "text": f"*{headline}*"}},
-            {"type": "section", "text": {"type": "mrkdwn", "text": f"{detail}. Owner: {team}."}},
-            {"type": "section", "text": {"type": "mrkdwn", "text": f"<{link}|Open the SLO>"}},
-            {
-                "type": "context",
-                "elements": [
-                    {
-                        "type": "mrkdwn",
-                        "text": f"voice ledger latency SLO | fingerprint {alert.fingerprint}",
-                    }
-                ],
-            },
-        ],
-    }
+    return linked_message(
+        headline,
+        f"{detail}. Owner: {team}.",
+        slo_link(settings, alert),
+        "Open the SLO",
+        f"voice ledger latency SLO | fingerprint {alert.fingerprint}",
+    )
 
 
 def _record(

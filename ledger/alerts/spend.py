@@ -18,7 +18,7 @@ import duckdb
 
 from ledger.alerts.delivery import deliver, held_by_cooldown
 from ledger.alerts.detection import _digest, fingerprint
-from ledger.alerts.routing import Router
+from ledger.alerts.routing import Router, linked_message
 from ledger.alerts.store import COOLDOWN, SENT, Delivery, DeliveryItem, new_id
 from ledger.core.numbers import money, percent
 from ledger.core.settings import Settings
@@ -115,24 +115,13 @@ def spend_message(settings: Settings, crossing: Crossing) -> dict:
         f"(between {money(o.low)} and {money(o.high)}, weekday-aware, {o.days_remaining} days "
         "to go)"
     )
-    link = budget_link(settings, b)
-    return {
-        "text": f"{headline}: {link}",
-        "blocks": [
-            {"type": "section", "text": {"type": "mrkdwn", "text": f"*{headline}*"}},
-            {"type": "section", "text": {"type": "mrkdwn", "text": detail}},
-            {"type": "section", "text": {"type": "mrkdwn", "text": f"<{link}|Open the budget>"}},
-            {
-                "type": "context",
-                "elements": [
-                    {
-                        "type": "mrkdwn",
-                        "text": f"voice ledger spend budget | fingerprint {crossing.fingerprint}",
-                    }
-                ],
-            },
-        ],
-    }
+    return linked_message(
+        headline,
+        detail,
+        budget_link(settings, b),
+        "Open the budget",
+        f"voice ledger spend budget | fingerprint {crossing.fingerprint}",
+    )
 
 
 def _record(
