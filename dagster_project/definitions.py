@@ -12,6 +12,7 @@ from dagster import (
     in_process_executor,
 )
 
+from dagster_project.defs.budget_alerts import budget_alerts_asset
 from dagster_project.defs.experience_checks import build_experience_checks
 from dagster_project.defs.ingest import landing_sensor_for, raw_events
 from dagster_project.defs.ledger_dbt import build_dbt_assets, dbt_resource, prepare_manifest
@@ -29,6 +30,7 @@ def load_definitions() -> Definitions:
     ledger_dbt_models = build_dbt_assets(prepare_manifest())
     published_marts = published_marts_asset(upstream=list(ledger_dbt_models.keys))
     refresh_state = refresh_state_asset(upstream=[published_marts.key])
+    budget_alerts = budget_alerts_asset(upstream=published_marts.key)
     build_ledger = define_asset_job(
         BUILD_JOB_NAME,
         selection=AssetSelection.groups("ingest", "reference", "refresh", "publish")
@@ -47,6 +49,7 @@ def load_definitions() -> Definitions:
             ledger_dbt_models,
             published_marts,
             refresh_state,
+            budget_alerts,
         ],
         asset_checks=[*build_experience_checks(ledger_dbt_models), *freshness_checks],
         jobs=[build_ledger, *operation_jobs],

@@ -23,6 +23,8 @@ PAGES = [
     st.Page("app_pages/sessions.py", title="Session explorer", icon=":material/search:"),
     st.Page("app_pages/data_quality.py", title="Data quality", icon=":material/rule:"),
     st.Page("app_pages/operations.py", title="Operations", icon=":material/dns:"),
+    st.Page("app_pages/slo.py", title="Latency SLOs", icon=":material/speed:"),
+    st.Page("app_pages/budgets.py", title="Spend budgets", icon=":material/savings:"),
 ]
 
 page = st.navigation(PAGES)

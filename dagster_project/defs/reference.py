@@ -12,6 +12,7 @@ REFERENCE_TABLES = (
     "latency_budgets",
     "provider_aliases",
     "model_aliases",
+    "spend_budgets",
     "meta",
     "planning_settings",
 )

@@ -15,6 +15,19 @@ QUERY_TTL_SECONDS = 300
 cached = st.cache_data(ttl=QUERY_TTL_SECONDS, max_entries=128, show_spinner=False)
 
 
+def has_mart(version: str, mart: str) -> bool:
+    """Whether the published copy has `marts.<mart>` (one built before the mart was added has not)."""
+    from dashboards.connection import run
+
+    found = run(
+        version,
+        "select count(*) as n from information_schema.tables "
+        "where table_schema = 'marts' and table_name = ?",
+        [mart],
+    )
+    return bool(found["n"].iloc[0])
+
+
 def allowed(choice: str, allow_list: dict) -> str:
     """The allow-listed SQL for `choice`; anything else is refused before it nears a statement."""
     if choice not in allow_list:

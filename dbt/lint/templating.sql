@@ -18,6 +18,13 @@
         'segments': ['endpointing', 'stt_final'],
         'spark_source_tables': [],
         'spark_plan_tables': [],
+        'burn_rate_rules': [
+            {'name': 'page_1h_5m', 'severity': 'page', 'factor': 14.4, 'long_seconds': 3600,
+             'short_seconds': 300},
+            {'name': 'ticket_3d_6h', 'severity': 'ticket', 'factor': 1, 'long_seconds': 259200,
+             'short_seconds': 21600},
+        ],
+        'slo_window_days': 28,
     } -%}
     {{- return(lists.get(name, default if default is not none else name)) -}}
 {%- endmacro %}

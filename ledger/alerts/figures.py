@@ -9,12 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from decimal import Decimal
-from zoneinfo import ZoneInfo
 
 import duckdb
 
 from ledger.alerts.detection import ComponentDay, TenantDay
-from ledger.core.calendar import day_end_utc
+from ledger.core.calendar import day_end_utc, last_closed_day
 from ledger.core.ratios import ratio
 from ledger.core.vocabulary import COMPONENTS
 
@@ -233,10 +232,4 @@ def check_freshness(con: duckdb.DuckDBPyConnection, day: date, timezone: str) ->
 def latest_closed_business_date(con: duckdb.DuckDBPyConnection, timezone: str) -> date | None:
     """The newest business date the marts hold completely (handy for demos on old data)."""
     newest = newest_event_at(con)
-    if newest is None:
-        return None
-    local = newest.replace(tzinfo=ZoneInfo("UTC")).astimezone(ZoneInfo(timezone))
-    candidate = local.date() - timedelta(days=1)
-    while day_end_utc(candidate, timezone) > newest:  # pragma: no cover - defensive
-        candidate -= timedelta(days=1)
-    return candidate
+    return None if newest is None else last_closed_day(newest, timezone)

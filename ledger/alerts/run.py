@@ -38,6 +38,7 @@ from ledger.alerts.figures import (
     load_tenant_days,
     require_marts,
 )
+from ledger.alerts.routing import ROUTED_KINDS
 from ledger.alerts.store import (
     NOT_PAGED,
     REPORT_ONLY,
@@ -137,7 +138,9 @@ def run_alerts(
         freshness = check_freshness(con, day, settings.timezone)
         result = AlertRunResult(run_id, day, freshness, sink.channel)
 
-        retried, still_failing = retry_failed(con, sink, failed_deliveries(con), now)
+        retried, still_failing = retry_failed(
+            con, sink, failed_deliveries(con, except_kinds=ROUTED_KINDS), now
+        )
         result.retried_sent = len(retried)
         result.failed += len(still_failing)
 

@@ -304,15 +304,23 @@ def update_delivery(con: duckdb.DuckDBPyConnection, delivery: Delivery, now: dat
     )
 
 
-def failed_deliveries(con: duckdb.DuckDBPyConnection) -> list[Delivery]:
-    """Notifications not yet delivered, oldest first: retried on every run until they go out."""
+def failed_deliveries(
+    con: duckdb.DuckDBPyConnection,
+    kinds: Sequence[str] | None = None,
+    except_kinds: Sequence[str] = (),
+) -> list[Delivery]:
+    """Notifications not yet delivered, oldest first: retried on every run until they go out.
+    `kinds` / `except_kinds`: only those kinds / all but those (a routed kind is retried by its
+    own run, to its own destination)."""
     rows = con.execute(
         """
         select delivery_id, kind, tenant_id, business_date, severity, payload, channel, attempts,
             last_error
-        from ops.deliveries where status = ? order by created_at, delivery_id
+        from ops.deliveries
+        where status = ? and (? or list_contains(?, kind)) and not list_contains(?, kind)
+        order by created_at, delivery_id
         """,
-        [DELIVERY_FAILED],
+        [DELIVERY_FAILED, kinds is None, list(kinds or []), list(except_kinds)],
     ).fetchall()
     deliveries = []
     for row in rows:

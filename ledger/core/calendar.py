@@ -46,6 +46,16 @@ def day_end_utc(day: date, timezone: str) -> datetime:
     return local_midnight.astimezone(ZoneInfo("UTC")).replace(tzinfo=None)
 
 
+def last_closed_day(newest: datetime, timezone: str) -> date:
+    """The newest business date that ended before `newest` (naive UTC): the data's newest day
+    that is complete."""
+    local = newest.replace(tzinfo=UTC).astimezone(ZoneInfo(timezone))
+    candidate = local.date() - timedelta(days=1)
+    while day_end_utc(candidate, timezone) > newest:  # pragma: no cover - defensive
+        candidate -= timedelta(days=1)
+    return candidate
+
+
 def iso_week_of(day: date) -> str:
     year, week, _ = day.isocalendar()
     return f"{year}-W{week:02d}"

@@ -17,6 +17,9 @@
 | `LEDGER_ALERTS_CRON`        | `0 6 * * *`                     | when the daily cost alerts run (cron, in `LEDGER_TIMEZONE`) |
 | `LEDGER_REVIEW_CRON`        | `0 7 * * 1`                     | when the weekly margin review is written (cron, in `LEDGER_TIMEZONE`) |
 | `LEDGER_DAGSTER_POSTGRES_URL` | unset                         | the Dagster instance's storage in PostgreSQL (unset: SQLite under the home); a secret |
+| `LEDGER_SLO_WINDOW_DAYS`    | `28`                            | the latency SLOs' rolling window (SPEC 13) |
+| `LEDGER_BURN_RATE_RULES`    | `page:14.4:1h:5m page:6:6h:30m ticket:1:3d:6h` | multi-window burn-rate alerts |
+| `LEDGER_OWNER_WEBHOOKS`     | unset                           | per owner team, its alert webhook: `audio=URL inference=URL` |
 
 Each default is written once, on its field below; `ENVIRONMENT` names each field's variable. The
 object travels whole: `as_json()` / `from_json()` to the Dagster resource (one config string),
@@ -32,6 +35,8 @@ from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, field_validator
+
+from ledger.core.slo_rules import DEFAULT_BURN_RATE_RULES, parse_burn_rate_rules
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DBT_PROJECT_DIR = REPO_ROOT / "dbt"
@@ -56,10 +61,13 @@ ENVIRONMENT: dict[str, str] = {
     "alerts_cron": "LEDGER_ALERTS_CRON",
     "review_cron": "LEDGER_REVIEW_CRON",
     "dagster_postgres_url": "LEDGER_DAGSTER_POSTGRES_URL",
+    "slo_window_days": "LEDGER_SLO_WINDOW_DAYS",
+    "burn_rate_rules": "LEDGER_BURN_RATE_RULES",
+    "owner_webhooks": "LEDGER_OWNER_WEBHOOKS",
 }
 
 # Settings that hold credentials: they travel only through the environment, never in stored config.
-SECRET_FIELDS = ("webhook_url", "dagster_postgres_url")
+SECRET_FIELDS = ("webhook_url", "dagster_postgres_url", "owner_webhooks")
 
 
 class Settings(BaseModel):
@@ -100,6 +108,13 @@ class Settings(BaseModel):
     # (postgresql://user:password@host:port/db); None: SQLite under `home/dagster`. It holds a
     # password, so the instance file names the variable, never its value (ledger/commands/instance.py).
     dagster_postgres_url: str | None = None
+    # SPEC 13 latency SLOs: the rolling window, and the multi-window burn-rate rules
+    # (ledger/core/slo_rules.py), both handed to dbt as vars.
+    slo_window_days: int = 28
+    burn_rate_rules: str = DEFAULT_BURN_RATE_RULES
+    # Where each owner team's SLO alerts go: `team=URL` pairs separated by spaces (a URL holds no
+    # space). A secret like LEDGER_WEBHOOK_URL; a team without one gets the default destination.
+    owner_webhooks: str | None = None
 
     @field_validator("home", "reference_dir", "access_file", "price_map")
     @classmethod
@@ -151,6 +166,39 @@ class Settings(BaseModel):
                 "postgresql://user:password@host:5432/database (its value is not shown)"
             )
         return f"postgresql+psycopg2://{rest}"
+
+    @field_validator("slo_window_days")
+    @classmethod
+    def _window_positive(cls, value: int) -> int:
+        if not 1 <= value <= 366:
+            raise ValueError(f"LEDGER_SLO_WINDOW_DAYS must be 1 to 366 days, got {value}")
+        return value
+
+    @field_validator("burn_rate_rules")
+    @classmethod
+    def _rules_parse(cls, value: str) -> str:
+        parse_burn_rate_rules(value)
+        return value
+
+    @field_validator("owner_webhooks")
+    @classmethod
+    def _owner_pairs(cls, value: str | None) -> str | None:
+        if value is not None:
+            for pair in value.split():
+                team, sep, url = pair.partition("=")
+                if not sep or not team or not url:
+                    raise ValueError(
+                        "LEDGER_OWNER_WEBHOOKS must be team=URL pairs separated by spaces (such "
+                        "as audio=https://hooks.example.com/...); one piece is not (the value is "
+                        "not shown, it holds secrets)"
+                    )
+        return value
+
+    @property
+    def owner_webhook_urls(self) -> dict[str, str]:
+        """Each owner team's SLO alert webhook (LEDGER_OWNER_WEBHOOKS)."""
+        pairs = (pair.partition("=") for pair in (self.owner_webhooks or "").split())
+        return {team: url for team, _, url in pairs}
 
     @field_validator("engine")
     @classmethod

@@ -45,6 +45,7 @@ EXPORTED_TABLES = (
     "reference.latency_budgets",
     "reference.provider_aliases",
     "reference.model_aliases",
+    "reference.spend_budgets",
     "reference.meta",
     "reference.planning_settings",
 )

@@ -18,6 +18,7 @@ import duckdb
 
 from ledger.core import vocabulary
 from ledger.core.settings import Settings
+from ledger.core.slo_rules import parse_burn_rate_rules
 from ledger.reference import load_reference, write_reference_tables
 from ledger.reference.planning import load_planning, write_planning_table
 
@@ -55,6 +56,10 @@ def dbt_vars(settings: Settings) -> dict:
         "warehouse_path": str(settings.warehouse_path),
         "reporting_currency": settings.reporting_currency,
         "timezone": settings.timezone,
+        "slo_window_days": settings.slo_window_days,
+        "burn_rate_rules": [
+            rule.as_dbt() for rule in parse_burn_rate_rules(settings.burn_rate_rules)
+        ],
         **vocabulary.dbt_vars(),
         **engine_vars,
     }

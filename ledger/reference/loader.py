@@ -30,6 +30,7 @@ from ledger.reference.models import (
     ProviderAliasRow,
     RateCardRow,
     ReferenceData,
+    SpendBudgetRow,
 )
 from ledger.reference.rules import as_csv_instant, show_instant
 
@@ -39,13 +40,14 @@ PRICE_PLANS_FILE = "price_plans.csv"
 LATENCY_BUDGETS_FILE = "latency_budgets.yaml"
 PROVIDER_ALIASES_FILE = "provider_aliases.csv"
 MODEL_ALIASES_FILE = "model_aliases.csv"
+SPEND_BUDGETS_FILE = "spend_budgets.csv"
 REQUIRED_FILES: tuple[str, ...] = (
     RATE_CARD_FILE,
     FX_RATES_FILE,
     PRICE_PLANS_FILE,
     LATENCY_BUDGETS_FILE,
 )
-OPTIONAL_FILES: tuple[str, ...] = (PROVIDER_ALIASES_FILE, MODEL_ALIASES_FILE)
+OPTIONAL_FILES: tuple[str, ...] = (PROVIDER_ALIASES_FILE, MODEL_ALIASES_FILE, SPEND_BUDGETS_FILE)
 REFERENCE_FILES: tuple[str, ...] = (*REQUIRED_FILES, *OPTIONAL_FILES)
 
 RATE_CARD_COLUMNS: tuple[str, ...] = (
@@ -70,6 +72,7 @@ PRICE_PLANS_COLUMNS: tuple[str, ...] = (
 )
 PROVIDER_ALIASES_COLUMNS: tuple[str, ...] = ("seen", "provider")
 MODEL_ALIASES_COLUMNS: tuple[str, ...] = ("provider", "seen", "model")
+SPEND_BUDGETS_COLUMNS: tuple[str, ...] = ("tenant_id", "month", "amount", "currency", "provider")
 
 
 def load_reference(reference_dir: Path, reporting_currency: str = "CNY") -> ReferenceData:
@@ -127,12 +130,21 @@ def load_reference(reference_dir: Path, reporting_currency: str = "CNY") -> Refe
         MODEL_ALIASES_COLUMNS,
         ModelAliasRow,
     )
+    spend_budgets = read_csv(
+        SPEND_BUDGETS_FILE,
+        _with_provider_column(
+            contents.get(SPEND_BUDGETS_FILE, b"tenant_id,month,amount,currency\n")
+        ),
+        SPEND_BUDGETS_COLUMNS,
+        SpendBudgetRow,
+    )
     csv_results = (
         (RATE_CARD_FILE, rate_card),
         (FX_RATES_FILE, fx),
         (PRICE_PLANS_FILE, plans),
         (PROVIDER_ALIASES_FILE, provider_aliases),
         (MODEL_ALIASES_FILE, model_aliases),
+        (SPEND_BUDGETS_FILE, spend_budgets),
     )
     for name, result in csv_results:
         if name in contents:  # a missing file is one problem, not also a missing header
@@ -151,11 +163,16 @@ def load_reference(reference_dir: Path, reporting_currency: str = "CNY") -> Refe
         describe=lambda row: f"tenant {row.tenant_id}",
     )
     problems += _name_problems(rate_card.rows, provider_aliases.rows, model_aliases.rows)
+    problems += _spend_budget_problems(spend_budgets.rows)
     problems += _fx_problems(fx.rows, reporting_currency)
     if fx.readable:
         fx_currencies = {cells["currency"] for _, cells in fx.raw_rows}
         problems += _missing_fx(
-            [(RATE_CARD_FILE, rate_card.rows), (PRICE_PLANS_FILE, plans.rows)],
+            [
+                (RATE_CARD_FILE, rate_card.rows),
+                (PRICE_PLANS_FILE, plans.rows),
+                (SPEND_BUDGETS_FILE, spend_budgets.rows),
+            ],
             fx_currencies,
             reporting_currency,
         )
@@ -184,6 +201,7 @@ def load_reference(reference_dir: Path, reporting_currency: str = "CNY") -> Refe
         latency_budgets=latency_rows,
         provider_aliases=tuple(provider_aliases.rows),
         model_aliases=tuple(model_aliases.rows),
+        spend_budgets=tuple(spend_budgets.rows),
     )
 
 
@@ -340,6 +358,55 @@ def _overlaps(
     return problems
 
 
+def _with_provider_column(data: bytes) -> bytes:
+    """`provider` is an optional column of spend_budgets.csv (SPEC 4): a file without it budgets
+    each tenant's whole spend, so it is read as if the column were there and empty."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return data  # read_csv names the encoding problem
+    first, _, rest = text.partition("\n")
+    names = [cell.strip() for cell in first.split(",")]
+    if "provider" in names or not first.strip():
+        return data
+    lines = [first.rstrip("\r") + ",provider"]
+    lines += [line.rstrip("\r") + "," if line.strip() else line for line in rest.split("\n")]
+    return "\n".join(lines).encode()
+
+
+def _spend_budget_problems(rows: Sequence[SpendBudgetRow]) -> list[Problem]:
+    problems = []
+    first_line: dict[tuple, int] = {}
+    for row in rows:
+        if row.provider is not None and not re.fullmatch(r"[!-~]{1,128}", row.provider):
+            problems.append(
+                Problem(
+                    SPEND_BUDGETS_FILE,
+                    row.line_number,
+                    "bad_name",
+                    f"provider '{row.provider}' is not a provider name (printable ASCII without "
+                    "spaces, as the rate card spells it); leave it empty to budget every provider",
+                )
+            )
+        if row.key in first_line:
+            what = f"{row.tenant_id} in {row.month:%Y-%m}" + (
+                f" with {row.provider}" if row.provider else ""
+            )
+            problems.append(
+                Problem(
+                    SPEND_BUDGETS_FILE,
+                    row.line_number,
+                    "duplicate_budget",
+                    f"lines {first_line[row.key]} and {row.line_number} both budget {what}; "
+                    "keep one",
+                    other_line=first_line[row.key],
+                )
+            )
+        else:
+            first_line[row.key] = row.line_number
+    return problems
+
+
 def _fx_problems(rows: Sequence[FxRateRow], reporting_currency: str) -> list[Problem]:
     problems = []
     first_line: dict[tuple[object, str], int] = {}
@@ -373,7 +440,9 @@ def _fx_problems(rows: Sequence[FxRateRow], reporting_currency: str) -> list[Pro
 
 
 def _missing_fx(
-    files: list[tuple[str, Sequence[RateCardRow] | Sequence[PricePlanRow]]],
+    files: list[
+        tuple[str, Sequence[RateCardRow] | Sequence[PricePlanRow] | Sequence[SpendBudgetRow]]
+    ],
     fx_currencies: set[str],
     reporting_currency: str,
 ) -> list[Problem]:

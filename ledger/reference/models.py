@@ -10,12 +10,20 @@ from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    computed_field,
+    field_validator,
+    model_validator,
+)
 
 from ledger.contract.events import SEGMENTS
 from ledger.core.vocabulary import INFERENCE_GATEWAYS
 from ledger.reference.rules import (
     BUDGET_SCENARIOS,
+    DEFAULT_OBJECTIVE,
     FIRST_AUDIO,
     UNIT_PRICE_MAX_INTEGER_DIGITS,
     UNKNOWN_SCENARIO,
@@ -27,7 +35,9 @@ from ledger.reference.rules import (
     Increment,
     Instant,
     Meter,
+    Month,
     Name,
+    Objective,
     OpenInstant,
     Per,
     Rate,
@@ -150,6 +160,28 @@ class PricePlanRow(_WindowedRow):
         return exact_ratio(self.price_per_minute, Decimal(60))
 
 
+class SpendBudgetRow(_Row):
+    """SPEC 13: what a tenant may spend in a calendar month (of the reporting time zone), in
+    `currency`; with `provider`, what it may spend with that provider alone."""
+
+    tenant_id: Name
+    month: Month
+    amount: Amount
+    currency: Currency
+    provider: str | None = None
+
+    @field_validator("provider", mode="before")
+    @classmethod
+    def _empty_is_every_provider(cls, value: object) -> object:
+        if isinstance(value, str) and not value.strip():
+            return None
+        return value
+
+    @property
+    def key(self) -> tuple[str, object, str | None]:
+        return (self.tenant_id, self.month, self.provider)
+
+
 # ---- latency budgets (the YAML's shape; cross-references are checked by the loader) ------------
 
 
@@ -180,10 +212,14 @@ class OverrideSegmentSpec(_Spec):
 class ProfileSpec(_Spec):
     first_audio_ms: BudgetMs
     segments: dict[SegmentName, ProfileSegmentSpec]
+    # SPEC 13: the share of turns each segment (and first audio) must keep within budget.
+    objective: Objective = DEFAULT_OBJECTIVE
 
 
 class TenantOverrideSpec(_Spec):
     first_audio_ms: BudgetMs | None = None
+    # A tenant tier may promise more (or less) than its profiles; None keeps each profile's.
+    objective: Objective | None = None
     segments: dict[SegmentName, OverrideSegmentSpec] = Field(default_factory=dict)
 
 
@@ -194,7 +230,8 @@ class LatencyBudgetsSpec(_Spec):
 
 
 class LatencyBudgetRow(BaseModel):
-    """One budget: `tenant_id` None is the scenario default; segment `first_audio` has no owner."""
+    """One budget: `tenant_id` None is the scenario default; segment `first_audio` has no owner.
+    `profile` names the scenario's profile and `objective` is its SLO objective (SPEC 13)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -203,24 +240,27 @@ class LatencyBudgetRow(BaseModel):
     segment: str
     budget_ms: int
     owner: str | None
+    profile: str = ""
+    objective: Decimal = DEFAULT_OBJECTIVE
 
 
 def resolve_latency_budgets(spec: LatencyBudgetsSpec) -> tuple[LatencyBudgetRow, ...]:
     """Flatten profiles into rows per (scenario, segment); a tenant's rows merge its override
     over every scenario's default, so a lookup is `coalesce(tenant row, default row)`."""
 
-    def profile_for(scenario: str) -> ProfileSpec:
+    def profile_for(scenario: str) -> tuple[str, ProfileSpec]:
         name = spec.scenarios.get(scenario)
         if name is None and scenario == UNKNOWN_SCENARIO:
             name = spec.scenarios[UNKNOWN_SCENARIO_FALLBACK]
-        return spec.profiles[str(name)]
+        return str(name), spec.profiles[str(name)]
 
     rows: list[LatencyBudgetRow] = []
     tenants: list[tuple[str | None, TenantOverrideSpec]] = [(None, TenantOverrideSpec())]
     tenants += sorted(spec.tenants.items())
     for tenant_id, override in tenants:
         for scenario in BUDGET_SCENARIOS:
-            profile = profile_for(scenario)
+            profile_name, profile = profile_for(scenario)
+            objective = override.objective or profile.objective
             for segment in SEGMENTS:
                 default = profile.segments[segment]
                 change = override.segments.get(segment)
@@ -231,6 +271,8 @@ def resolve_latency_budgets(spec: LatencyBudgetsSpec) -> tuple[LatencyBudgetRow,
                         segment=segment,
                         budget_ms=change.budget_ms if change else default.budget_ms,
                         owner=(change.owner if change and change.owner else default.owner),
+                        profile=profile_name,
+                        objective=objective,
                     )
                 )
             rows.append(
@@ -240,6 +282,8 @@ def resolve_latency_budgets(spec: LatencyBudgetsSpec) -> tuple[LatencyBudgetRow,
                     segment=FIRST_AUDIO,
                     budget_ms=override.first_audio_ms or profile.first_audio_ms,
                     owner=None,
+                    profile=profile_name,
+                    objective=objective,
                 )
             )
     return tuple(rows)
@@ -264,6 +308,7 @@ class ReferenceData(BaseModel):
     latency_budgets: tuple[LatencyBudgetRow, ...]
     provider_aliases: tuple[ProviderAliasRow, ...] = ()
     model_aliases: tuple[ModelAliasRow, ...] = ()
+    spend_budgets: tuple[SpendBudgetRow, ...] = ()
 
     def resolve_name(self, provider: str, model: str) -> tuple[str, str]:
         """The rate card's (provider, model) for a usage line's names (SPEC 4), the rule of the

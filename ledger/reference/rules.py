@@ -49,6 +49,8 @@ UNKNOWN_SCENARIO = "unknown"
 UNKNOWN_SCENARIO_FALLBACK = "other"
 BUDGET_SCENARIOS: tuple[str, ...] = (*CONTRACT_SCENARIOS, UNKNOWN_SCENARIO)
 FIRST_AUDIO = "first_audio"
+# SPEC 13: a profile's SLO objective when the budgets file names none.
+DEFAULT_OBJECTIVE = Decimal("0.95")
 
 MONEY_SCALE = 12  # DECIMAL(38, 12)
 MONEY_MAX_INTEGER_DIGITS = 38 - MONEY_SCALE
@@ -90,6 +92,8 @@ VALUE_RULES: frozenset[str] = frozenset(
         "unknown_scenario",
         "missing_owner",
         "bad_name",
+        "bad_objective",
+        "bad_month",
     }
 )
 
@@ -357,6 +361,49 @@ def _budget_ms(value: object, info: ValidationInfo) -> int:
     return value
 
 
+def _objective(value: object, info: ValidationInfo) -> Decimal:
+    # An SLO objective (SPEC 13): the share of turns that must be within budget. 1 would leave no
+    # error budget at all (every burn rate infinite), 0 would promise nothing.
+    number = None
+    if isinstance(value, Decimal | int) and not isinstance(value, bool):
+        number = Decimal(value)
+    elif isinstance(value, float | str):
+        try:
+            number = Decimal(str(value).strip())
+        except InvalidOperation:
+            number = None
+    if number is None or not number.is_finite() or not 0 < number < 1:
+        raise _rule(
+            "bad_objective",
+            "{key} must be a share strictly between 0 and 1 such as 0.95 (95% of turns within "
+            "budget), got '{value}'",
+            key=info.field_name,
+            value=str(value),
+        )
+    if number != number.quantize(Decimal("0.0001")):
+        raise _rule(
+            "bad_objective",
+            "{key} '{value}' has more than 4 decimal places; write it as 0.9995 at most",
+            key=info.field_name,
+            value=str(value),
+        )
+    return number
+
+
+def _month(value: object) -> date:
+    text = value.strip() if isinstance(value, str) else ""
+    try:
+        if not re.fullmatch(r"\d{4}-\d{2}", text):
+            raise ValueError(text)
+        return date.fromisoformat(f"{text}-01")
+    except ValueError:
+        raise _rule(
+            "bad_month",
+            "month is not a calendar month: '{value}'; write YYYY-MM such as 2026-11",
+            value=str(value),
+        ) from None
+
+
 def _segment(value: str) -> str:
     if value not in SEGMENTS:
         raise _rule(
@@ -392,5 +439,7 @@ OpenInstant = Annotated[datetime | None, BeforeValidator(_instant)]
 CalendarDate = Annotated[date, BeforeValidator(_calendar_date)]
 Increment = Annotated[int, BeforeValidator(_increment)]
 BudgetMs = Annotated[int, BeforeValidator(_budget_ms)]
+Objective = Annotated[Decimal, BeforeValidator(_objective)]
+Month = Annotated[date, BeforeValidator(_month)]
 SegmentName = Annotated[str, AfterValidator(_segment)]
 ScenarioName = Annotated[str, AfterValidator(_scenario)]

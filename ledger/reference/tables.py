@@ -83,6 +83,18 @@ TABLES: dict[str, tuple[Column, ...]] = {
         _varchar("segment"),
         _integer("budget_ms"),
         _varchar("owner"),
+        # SPEC 13: the scenario's profile and its SLO objective (the share within budget).
+        _varchar("profile"),
+        Column("objective", "DECIMAL(5,4)", pa.decimal128(5, 4)),
+    ),
+    # SPEC 13 spend budgets: provider NULL budgets the tenant's whole month.
+    "spend_budgets": (
+        _integer("line_number"),
+        _varchar("tenant_id"),
+        Column("budget_month", "DATE", pa.date32()),
+        _money("amount"),
+        _varchar("currency"),
+        _varchar("provider"),
     ),
     # SPEC 4 aliases; `seen` as the file writes it (dbt matches it lower-cased).
     "provider_aliases": (
@@ -140,8 +152,27 @@ def _rows(ref: ReferenceData) -> dict[str, list[tuple[object, ...]]]:
             for row in ref.price_plans
         ],
         "latency_budgets": [
-            (row.scenario, row.tenant_id, row.segment, row.budget_ms, row.owner)
+            (
+                row.scenario,
+                row.tenant_id,
+                row.segment,
+                row.budget_ms,
+                row.owner,
+                row.profile,
+                row.objective,
+            )
             for row in ref.latency_budgets
+        ],
+        "spend_budgets": [
+            (
+                row.line_number,
+                row.tenant_id,
+                row.month,
+                to_money_scale(row.amount),
+                row.currency,
+                row.provider,
+            )
+            for row in ref.spend_budgets
         ],
         "provider_aliases": [
             (row.line_number, row.seen, row.provider) for row in ref.provider_aliases

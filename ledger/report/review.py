@@ -20,6 +20,7 @@ from ledger.alerts.run import record_days_for_report
 from ledger.core.calendar import WeekError, parse_iso_week, previous_iso_week, utc_now
 from ledger.core.durable import write_atomically
 from ledger.core.settings import Settings
+from ledger.report.budgets import load_leverage, load_spend_budgets
 from ledger.report.capacity import load_capacity
 from ledger.report.documents import render_html, render_markdown, write_xlsx
 from ledger.report.reconciliation import load_reconciliation
@@ -80,6 +81,8 @@ def write_weekly_review(
         review.restatements = find_restatements_and_snapshot(con, week, review.tenants, now)
         review.reconciliation = load_reconciliation(con, first, first + timedelta(days=6))
         review.capacity = load_capacity(con, week)
+        review.spend_budgets = load_spend_budgets(con, first + timedelta(days=6), settings.timezone)
+        review.leverage = load_leverage(con)
     folder = settings.reports_dir / week
     folder.mkdir(parents=True, exist_ok=True)
     stem = f"margin-review-{week}"

@@ -436,4 +436,12 @@ def review_tables(review: WeeklyReview) -> list[Table]:
         restatements_table(review),
         reconciliation_table(review),
         capacity_table(review),
+        *budget_tables(review),
     ]
+
+
+def budget_tables(review: WeeklyReview) -> list[Table]:
+    """SPEC 13's sections (ledger.report.budgets), imported here: that module builds on Table."""
+    from ledger.report.budgets import leverage_table, spend_budgets_table
+
+    return [spend_budgets_table(review), leverage_table(review)]

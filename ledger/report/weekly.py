@@ -136,6 +136,9 @@ class WeeklyReview:
     replay_sessions: int = 0
     # What drove the cost change against the week before (ledger/serving/drivers.py).
     drivers: list[Driver] = field(default_factory=list)
+    # SPEC 13: the month's spend budgets and the latency leverage (ledger.report.budgets).
+    spend_budgets: list = field(default_factory=list)
+    leverage: list = field(default_factory=list)
 
     @property
     def total(self) -> TenantWeek:

@@ -21,6 +21,8 @@ PAGE_PATHS = frozenset(
         "data_quality",
         "operations",
         "anomalies",
+        "slo",  # SPEC 13: the latency SLOs
+        "budgets",  # SPEC 13: the spend budgets
     }
 )
 # The shared filters as query parameters, the names the boards read and write back

@@ -44,6 +44,7 @@ WORKER_UNITS: dict[str, tuple[str, ...]] = {
         "tests/planning/test_replay.py",
         "tests/planning/test_shadow.py",
         "tests/planning/test_whatif.py",
+        "tests/planning/test_budget_review_shadow.py",
     ),
     "ops_template_home": (
         "tests/ops/test_alert_to_cause_browser.py",
@@ -53,6 +54,7 @@ WORKER_UNITS: dict[str, tuple[str, ...]] = {
         "tests/ops/test_ledger_up.py",
         "tests/ops/test_metric_layer.py",
         "tests/ops/test_weekly_report.py",
+        "tests/ops/test_budget_review.py",
     ),
 }
 _UNIT_OF_FILE = {path: unit for unit, paths in WORKER_UNITS.items() for path in paths}

@@ -595,6 +595,16 @@ def test_reference_tables_have_the_agreed_columns_and_types(
             ("segment", "VARCHAR"),
             ("budget_ms", "INTEGER"),
             ("owner", "VARCHAR"),
+            ("profile", "VARCHAR"),
+            ("objective", "DECIMAL(5,4)"),
+        ],
+        "spend_budgets": [
+            ("line_number", "INTEGER"),
+            ("tenant_id", "VARCHAR"),
+            ("budget_month", "DATE"),
+            ("amount", "DECIMAL(38,12)"),
+            ("currency", "VARCHAR"),
+            ("provider", "VARCHAR"),
         ],
         "provider_aliases": [
             ("line_number", "INTEGER"),
@@ -766,7 +776,7 @@ def test_python_budget_lookup_prefers_the_tenant_override(shipped: ReferenceData
     assert shipped.latency_budget("companion", "first_audio").budget_ms == 500
 
 
-def test_reference_files_are_the_four_of_the_spec_and_the_two_alias_files() -> None:
+def test_reference_files_are_the_four_of_the_spec_the_two_alias_files_and_spend_budgets() -> None:
     assert REFERENCE_FILES == (
         "rate_card.csv",
         "fx_rates.csv",
@@ -774,6 +784,7 @@ def test_reference_files_are_the_four_of_the_spec_and_the_two_alias_files() -> N
         "latency_budgets.yaml",
         "provider_aliases.csv",
         "model_aliases.csv",
+        "spend_budgets.csv",
     )
 
 

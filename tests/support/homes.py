@@ -98,6 +98,7 @@ def build_home(
     raw_rows: list[dict] | None = None,
     provider_bills: tuple[Path, ...] = (),
     ingest_time: datetime = INGEST_TIME,
+    settings_fields: dict | None = None,
 ) -> Settings:
     """A home under `root` built and published by the job `build_ledger` (`ledger build`).
 
@@ -105,7 +106,7 @@ def build_home(
     the files `landing_files(landing)` writes; they are ingested as of `ingest_time`; `raw_rows`
     (hand-made events, some of which the contract would refuse) go straight into raw.events, and
     `provider_bills` are imported (`ledger reconcile import`). Then the job loads the reference
-    data, runs `dbt build` and publishes the marts.
+    data, runs `dbt build` and publishes the marts. `settings_fields` sets other settings.
     """
     from ledger.commands.build import run_build
     from ledger.finops.provider_costs import import_provider_costs
@@ -113,7 +114,7 @@ def build_home(
     from ledger.simulate import simulate
     from ledger.warehouse import connect, ensure_raw_schema
 
-    settings = Settings(home=root / "home", reference_dir=reference_dir)
+    settings = Settings(home=root / "home", reference_dir=reference_dir, **(settings_fields or {}))
     settings.ensure_dirs()
     if simulation is not None:
         simulate(settings.landing_dir, **simulation)

@@ -11,6 +11,8 @@ final as (
         segment,
         budget_ms,
         owner,
+        profile,
+        objective,
     from latency_budgets
 )
 

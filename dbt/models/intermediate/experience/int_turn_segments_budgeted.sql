@@ -104,6 +104,9 @@ budgeted as (
         turn_segments.*,
         coalesce(tenant_budgets.budget_ms, default_budgets.budget_ms) as budget_ms,
         coalesce(tenant_budgets.owner, default_budgets.owner) as owner,
+        -- SPEC 13: the SLO this turn segment counts in (its profile) and the objective.
+        coalesce(tenant_budgets.profile, default_budgets.profile) as profile,
+        coalesce(tenant_budgets.objective, default_budgets.objective) as objective,
         case
             when tenant_budgets.budget_ms is not null then 'tenant_override'
             when default_budgets.budget_ms is not null then 'scenario_default'
@@ -136,6 +139,8 @@ final as (
         duration_ms,
         budget_ms,
         owner,
+        profile,
+        objective,
         budget_source,
         duration_ms > budget_ms as is_over_budget,
         -- Latency is not money: the ratio is DOUBLE. It makes budgets of different sizes

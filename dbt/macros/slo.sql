@@ -1,0 +1,24 @@
+{#- SPEC 13: an SLO window's figures, said once. `objective` is DECIMAL(5,4), so the error budget
+    (1 - objective) x turns is exact and round figures stay round; shares and burn rates are DOUBLE
+    (latency is not money). -#}
+
+{#- The bad turns the objective allows in the window (exact). -#}
+{% macro error_budget_turns(objective, turns) -%}
+    cast((1 - {{ objective }}) * {{ turns }} as decimal(38, 4))
+{%- endmacro %}
+
+{#- Burn rate = bad share / (1 - objective) = bad / error budget; NULL without turns. -#}
+{% macro burn_rate(bad_turns, turns, objective) -%}
+    case
+        when {{ turns }} > 0
+            then cast({{ bad_turns }} as double)
+            / cast((1 - {{ objective }}) * {{ turns }} as double)
+    end
+{%- endmacro %}
+
+{#- SLI, error budget and what remains of it (1 - bad / error budget, negative once overspent). -#}
+{% macro slo_figures(turns, bad_turns, objective) -%}
+    cast({{ turns }} - {{ bad_turns }} as double) / {{ turns }} as sli,
+    {{ error_budget_turns(objective, turns) }} as error_budget_turns,
+    1 - {{ burn_rate(bad_turns, turns, objective) }} as error_budget_remaining
+{%- endmacro %}

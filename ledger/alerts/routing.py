@@ -1,0 +1,55 @@
+"""Where an alert goes: the owner team's destination (SPEC 13), else the default one.
+
+`LEDGER_OWNER_WEBHOOKS` (`audio=URL inference=URL ...`, a secret kept in the environment only)
+names a webhook per owner team; a team without one, and an alert without an owner (first audio
+belongs to no single team, a spend budget to finance), goes where the cost anomalies go
+(`LEDGER_WEBHOOK_URL`, else the notifications file). The delivery itself (cooldown, retries,
+idempotency keys, `ops.deliveries`) is the anomalies' own (ledger/alerts/delivery.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ledger.alerts.delivery import Sink, WebhookSink
+from ledger.core.settings import Settings
+
+# Kinds of notification that go to a routed destination: their failed deliveries are retried by
+# their own runs (to the same destination), never by the cost anomaly run's default sink.
+ROUTED_KINDS = ("slo_burn", "spend_budget")
+
+
+@dataclass
+class Router:
+    default: Sink
+    owners: dict[str, Sink] = field(default_factory=dict)
+
+    def sink_for(self, owner: str | None) -> Sink:
+        return self.owners.get(owner or "", self.default)
+
+    def describe(self, owner: str | None) -> str:
+        sink = self.sink_for(owner)
+        return f"webhook at {sink.host}" if isinstance(sink, WebhookSink) else sink.channel
+
+
+def router_for(settings: Settings, echo: Callable[[str], None] | None = print) -> Router:
+    from ledger.alerts.run import default_sink
+
+    return Router(
+        default=default_sink(settings, echo),
+        owners={team: WebhookSink(url) for team, url in settings.owner_webhook_urls.items()},
+    )
+
+
+def linked_message(headline: str, detail: str, link: str, label: str, context: str) -> dict:
+    """A Slack-compatible message (`text` fallback plus `blocks`) that links to a board page."""
+    return {
+        "text": f"{headline}: {link}",
+        "blocks": [
+            {"type": "section", "text": {"type": "mrkdwn", "text": f"*{headline}*"}},
+            {"type": "section", "text": {"type": "mrkdwn", "text": detail}},
+            {"type": "section", "text": {"type": "mrkdwn", "text": f"<{link}|{label}>"}},
+            {"type": "context", "elements": [{"type": "mrkdwn", "text": context}]},
+        ],
+    }
