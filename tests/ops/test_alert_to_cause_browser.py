@@ -79,9 +79,10 @@ def test_an_alerts_link_leads_to_the_filtered_boards_the_anomaly_its_top_mover_a
             page.get_by_text("Revenue, cost and margin per hour").wait_for()
             shown = page_metrics(page, "Revenue", "Cost", "Sessions")
             assert shown["Sessions"] == f"{sessions:,}"
-            assert page.get_by_text(
+            # Waited for, not asked once: the caption may draw after the figures.
+            page.get_by_text(
                 "2026-11-20 to 2026-11-20 (1 days) · tenants: bright-bank"
-            ).first.is_visible()
+            ).first.wait_for()
             # 2. The anomaly, marked on the trend (Plotly's annotation, SVG text).
             page.get_by_text("⚠ Anomaly bright-bank: LLM cost").first.wait_for()
             # 3. What drove the cost change against the day before: the top mover, opened.

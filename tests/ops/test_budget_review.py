@@ -92,7 +92,10 @@ def test_the_slo_and_budget_boards_show_the_tables(
 ) -> None:
     monkeypatch.setenv("LEDGER_HOME", str(ops_settings.home))
     monkeypatch.setenv("LEDGER_REFERENCE_DIR", str(ops_settings.reference_dir))
-    at = AppTest.from_file(str(APP), default_timeout=60).run()
+    at = AppTest.from_file(str(APP), default_timeout=60)
+    # The budget page sees the month up to the period's end: the month to date, the newest day.
+    at.query_params["period"] = "month-to-date"
+    at.run()
     at.switch_page("app_pages/slo.py").run()
     assert not at.exception, [e.value for e in at.exception]
     slo_table, owners, leverage = (frame.value for frame in at.dataframe)

@@ -14,7 +14,7 @@ import pytest
 
 from ledger.core.settings import Settings
 from ledger.pipeline.publish import publish, published_parts, remove_publish_leftovers
-from ledger.pipeline.published_parts import PARTS_DIR
+from ledger.pipeline.published_parts import OPS_TABLES, PARTS_DIR
 from ledger.serving.published_copy import open_published
 from ledger.warehouse import connect, copy_warehouse
 from tests.support.homes import LedgerWarehouse
@@ -73,12 +73,14 @@ def test_the_published_views_equal_the_marts_row_for_row_with_their_types(home: 
                 "and schema_name = 'marts' order by 1"
             ).fetchall()
         ]
+        # The alerts' and reviews' records published beside the marts are not dbt's.
         views = [
             v
             for (v,) in con.execute(
                 "select view_name from duckdb_views() where database_name = 'p' "
                 "and schema_name = 'marts' order by 1"
             ).fetchall()
+            if v not in OPS_TABLES
         ]
         assert views == tables
         for table in tables:

@@ -29,6 +29,7 @@ from ledger.commands.build import run_build
 from ledger.core.settings import REPO_ROOT, Settings
 from ledger.finops.provider_costs import import_provider_costs
 from ledger.ingest import ingest_paths
+from ledger.pipeline.published_parts import OPS_TABLES
 from ledger.pipeline.transform import dbt_run_flags, dbt_target
 from ledger.serving.export import export_session_ledger
 from ledger.simulate import simulate
@@ -273,7 +274,9 @@ def test_spark_publishes_every_mart_with_duckdbs_columns_and_rows(
                 "order by table_name, ordinal_position",
                 [catalog],
             ).fetchall():
-                found.setdefault(table, []).append((column, _kind(kind)))
+                # The alerts' and reviews' records published beside the marts are not dbt's.
+                if table not in OPS_TABLES:
+                    found.setdefault(table, []).append((column, _kind(kind)))
             return found
 
         duck_columns, spark_columns = columns("duck"), columns("spark")
