@@ -152,7 +152,8 @@ def lines_relation(con: duckdb.DuckDBPyConnection, path: Path) -> str:
 
     JSON Lines are read as plain text, one column per line (the delimiter is a control character
     that valid JSON cannot contain unescaped), so a malformed line is kept with its text instead of
-    failing the read. Parquet rows are rendered to JSON so that both formats share one validation.
+    failing the read. Parquet rows are rendered to their JSON text here (the validation judges them
+    on their typed columns, `parquet_rows`, and renders only the rows its rule ladder must read).
     """
     if path.name.endswith(PARQUET_SUFFIXES):
         return _parquet_lines(con, path)
