@@ -21,3 +21,9 @@ def literal(value: str) -> str:
 def literal_list(values: Iterable[str]) -> str:
     """A parenthesised list of string literals, for `in (...)`."""
     return "(" + ", ".join(literal(v) for v in values) + ")"
+
+
+def identifier(name: str) -> str:
+    """A quoted SQL identifier (a column or table name as it is, any character): double quotes,
+    embedded ones doubled."""
+    return '"' + name.replace('"', '""') + '"'

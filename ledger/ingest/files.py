@@ -15,6 +15,7 @@ import pyarrow.compute as pc
 
 from ledger.contract.fields import all_fields
 from ledger.core.landing import REJECTED_FOLDER, is_open_file, recover_abandoned
+from ledger.core.sql import identifier, literal
 from ledger.core.terminal import printable
 
 log = logging.getLogger(__name__)
@@ -143,10 +144,6 @@ def content_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
 def lines_relation(con: duckdb.DuckDBPyConnection, path: Path) -> str:
     """A SQL relation of `(line_number, raw_text)` for one landing file.
 
@@ -159,7 +156,7 @@ def lines_relation(con: duckdb.DuckDBPyConnection, path: Path) -> str:
         return _parquet_lines(con, path)
     return f"""(
       select row_number() over () as line_number, raw_text
-      from read_csv({_literal(str(path))}, columns = {{'raw_text': 'VARCHAR'}}, header = false,
+      from read_csv({literal(str(path))}, columns = {{'raw_text': 'VARCHAR'}}, header = false,
                     delim = e'\\x1f', quote = '', escape = '', auto_detect = false,
                     compression = 'auto', strict_mode = false)
     )"""
@@ -176,15 +173,13 @@ def parquet_rows(
     its file, from 1, however it is read) and the files' columns with their DuckDB types."""
     schemas: dict[tuple[tuple[str, str], ...], dict[int, Path]] = {}
     for index, path in paths.items():
-        source = f"read_parquet({_literal(str(path))})"
+        source = f"read_parquet({literal(str(path))})"
         columns = con.execute(f"describe select * from {source}").fetchall()
         schemas.setdefault(tuple((name, kind) for name, kind, *_ in columns), {})[index] = path
     relations = []
     for schema, files in schemas.items():
-        listed = ", ".join(_literal(str(path)) for path in files.values())
-        which = " ".join(
-            f"when {_literal(str(path))} then {index}" for index, path in files.items()
-        )
+        listed = ", ".join(literal(str(path)) for path in files.values())
+        which = " ".join(f"when {literal(str(path))} then {index}" for index, path in files.items())
         # Files of one schema: no column is widened to fit another file's type.
         source = f"read_parquet([{listed}], file_row_number = true, filename = true)"
         relation = f"""(
@@ -196,8 +191,17 @@ def parquet_rows(
     return relations
 
 
-def _identifier(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
+def exact_text_sql(column: str, kind: str) -> str | None:
+    """SQL: the JSON string an exact Parquet column's value is rendered as, for the kinds with
+    one (an instant as RFC 3339 UTC, a decimal as its exact text); None for the other kinds. The
+    rendering (`parquet_text_sql`) and the validation on typed columns
+    (`validation._column_as_json`) both read it here, so the two cannot spell a value apart."""
+    if kind.startswith("TIMESTAMP WITH TIME ZONE"):
+        return f"strftime(timezone('UTC', {identifier(column)}), '%Y-%m-%dT%H:%M:%S.%fZ')"
+    if kind.startswith("DECIMAL"):
+        # Exact: JSON numbers would pass through a double on the way back.
+        return f"cast({identifier(column)} as varchar)"
+    return None
 
 
 def parquet_text_sql(columns: dict[str, str]) -> str:
@@ -205,21 +209,17 @@ def parquet_text_sql(columns: dict[str, str]) -> str:
     for, the raw text the validation's rule ladder reads and a quarantined row keeps."""
     rendered = []
     for name, kind in columns.items():
-        ident = _identifier(name)
-        if kind.startswith("TIMESTAMP WITH TIME ZONE"):
-            # An instant: render it as RFC 3339 UTC, the contract's textual form.
-            value = f"strftime(timezone('UTC', {ident}), '%Y-%m-%dT%H:%M:%S.%fZ')"
+        ident = identifier(name)
+        if (text := exact_text_sql(name, kind)) is not None:
+            value = text
         elif kind in ("DOUBLE", "FLOAT") and name in _DECIMAL_FIELDS:
             # A float column for a decimal field is refused as `bad_type` (SPEC 3): its values are
             # binary approximations, read through their shortest text (issue 26). An object is a
             # type no decimal takes, and it names the column's type in the quarantine sample.
-            value = f"case when {ident} is not null then json_object({_literal(kind.lower())}, {ident}) end"
-        elif kind.startswith("DECIMAL"):
-            # Exact: JSON numbers would pass through a double on the way back.
-            value = f"cast({ident} as varchar)"
+            value = f"case when {ident} is not null then json_object({literal(kind.lower())}, {ident}) end"
         else:
             value = ident
-        rendered.append(f"{_literal(name)}, {value}")
+        rendered.append(f"{literal(name)}, {value}")
     return f"cast(json_object({', '.join(rendered)}) as varchar)"
 
 

@@ -62,6 +62,8 @@ from ledger.contract.fields import (
     field_variants,
     personal_data_sql,
 )
+from ledger.core.sql import identifier
+from ledger.ingest.files import exact_text_sql
 
 FUTURE_TOLERANCE = "interval 5 minute"
 # Event types whose `cache_hit` defaults to false when absent.
@@ -353,18 +355,16 @@ _INTEGER_TYPES = frozenset(
 def _column_as_json(name: str, kind: str) -> tuple[str, str] | None:
     """(the JSON type, SQL of the text) a field read from the rendered row would have, for a
     column of DuckDB type `kind`; None for a type read only through its text."""
-    ident = '"' + name.replace('"', '""') + '"'
+    ident = identifier(name)
     if kind == "VARCHAR":
         return "VARCHAR", ident
     if kind in _INTEGER_TYPES:
         return "BIGINT", f"cast({ident} as varchar)"
     if kind == "BOOLEAN":
         return "BOOLEAN", f"case when {ident} then 'true' when not {ident} then 'false' end"
-    if kind.startswith("DECIMAL"):  # rendered as a string of the exact value
-        return "VARCHAR", f"cast({ident} as varchar)"
-    if kind.startswith("TIMESTAMP WITH TIME ZONE"):  # rendered as RFC 3339 UTC
-        return "VARCHAR", f"strftime(timezone('UTC', {ident}), '%Y-%m-%dT%H:%M:%S.%fZ')"
-    return None
+    # An instant or a decimal is rendered as a string (`files.exact_text_sql`).
+    text = exact_text_sql(name, kind)
+    return ("VARCHAR", text) if text is not None else None
 
 
 def _typed_fields(event_type: str, rows: TypedRows) -> str | None:
@@ -381,7 +381,7 @@ def _typed_fields(event_type: str, rows: TypedRows) -> str | None:
     names = set(allowed_fields(event_type))
     values, empty = [], []
     for column, kind in rows.columns.items():
-        ident = '"' + column.replace('"', '""') + '"'
+        ident = identifier(column)
         read = _column_as_json(column, kind) if column in names else None
         if column == "event_type":
             continue
@@ -397,7 +397,7 @@ def _typed_fields(event_type: str, rows: TypedRows) -> str | None:
         [
             "1",
             *(
-                f'("{c}" is not null)::int'
+                f"({identifier(c)} is not null)::int"
                 for c in rows.columns
                 if c in names and c != "event_type"
             ),

@@ -15,7 +15,7 @@ import duckdb
 
 from ledger.core.durable import fsync_path, replace_durably
 from ledger.core.settings import Settings
-from ledger.core.sql import literal
+from ledger.core.sql import identifier, literal
 
 # The one schema readers may name: everything people see is computed in a mart (the boards, the
 # alerts, the weekly review and the export read nothing else), so nothing else is published.
@@ -61,8 +61,7 @@ def parts_dir(settings: Settings) -> Path:
     return settings.published_path.parent / PARTS_DIR
 
 
-def quote(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
+quote = identifier  # the name the publish code has always used
 
 
 def mart_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
