@@ -49,7 +49,8 @@ def test_a_real_browser_finds_the_figures_on_the_overview_and_the_experience_boa
             assert shown["Cost"] == "CNY 0.82"
             assert shown["Gross margin"] == "CNY 3.18"
             assert shown["Sessions"] == "3"
-            assert page.get_by_text("Published copy of ").first.is_visible()
+            # Waited for, not asked once: the caption may draw after the figures.
+            page.get_by_text("Published copy of ").first.wait_for()
             screenshot(page, boards_url, "overview", tmp_path)
 
             page.goto(f"{boards_url}/experience", wait_until="domcontentloaded")
