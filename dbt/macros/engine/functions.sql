@@ -173,19 +173,24 @@
     where table_catalog = current_database()
 {%- endmacro %}
 
-{#- Spark has no information_schema: the catalog's tables of the project's schemas, described.
-    `show tables` also lists the session's temporary views (an incremental run's `__dbt_tmp`
-    ones, namespace ''): those are left out. -#}
+{#- Spark has no information_schema: each project schema's `show table extended`, one statement
+    per schema (describing each table instead was one statement per table: over a hundred on an
+    incremental run), read from the `Schema: root` tree Spark prints last for every table and
+    view (after a view's text, which may span lines). Its top-level lines are
+    ` |-- <column>: <type> (nullable = ...)`; nested fields are indented further and are not
+    columns. `show table extended` also lists the session's temporary views
+    (an incremental run's `__dbt_tmp` ones, namespace ''): those are left out. -#}
 {% macro spark__warehouse_columns() -%}
     {%- set rows = [] -%}
     {%- if execute -%}
+        {%- set column_line = modules.re.compile('^ \\|-- (.+?): (.+?) \\(nullable = ', modules.re.M) -%}
         {%- for schema in ['raw', 'reference', 'staging', 'intermediate', 'marts'] -%}
-            {%- for table in run_query('show tables in ' ~ schema).rows if table[0] == schema -%}
-                {%- set relation = api.Relation.create(schema=schema, identifier=table[1]) -%}
-                {%- for column in adapter.get_columns_in_relation(relation) -%}
-                    {%- set kind = column.dtype | upper -%}
+            {%- for table in run_query("show table extended in " ~ schema ~ " like '*'").rows
+                if table[0] == schema -%}
+                {%- for column in column_line.findall(table[3].split('\nSchema: root\n')[-1]) -%}
+                    {%- set kind = column[1] | upper -%}
                     {%- set scale = modules.re.search('^DECIMAL\\(\\d+, ?(\\d+)\\)', kind) -%}
-                    {%- do rows.append("('" ~ schema ~ "', '" ~ table[1] ~ "', '" ~ column.name
+                    {%- do rows.append("('" ~ schema ~ "', '" ~ table[1] ~ "', '" ~ column[0]
                         ~ "', '" ~ kind ~ "', " ~ (scale.group(1) if scale else 'null') ~ ")") -%}
                 {%- endfor -%}
             {%- endfor -%}
