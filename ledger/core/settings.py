@@ -10,6 +10,7 @@
 | `LEDGER_QUARANTINE_RETENTION_DAYS` | `30`                     | days a quarantined line keeps its raw text |
 | `LEDGER_ENGINE`             | `duckdb`                        | engine dbt runs on: `duckdb` or `spark`  |
 | `LEDGER_SPARK_REMOTE`       | unset (a local pyspark)         | `sc://host:port`: Spark runs on the Spark Connect server there (docs/spark.md) |
+| `LEDGER_DBT_UNIT_TESTS`     | unset (on DuckDB only)          | whether a full build runs the dbt unit tests: `true` also on Spark (CI), `false` nowhere |
 | `LEDGER_ACCESS_FILE`        | `$LEDGER_HOME/access.yaml`      | who may read the boards (ledger/serving/access_file.py) |
 | `LEDGER_PRICE_MAP`          | the copy `make env` keeps       | LiteLLM's price map for `ledger rates import` |
 | `LEDGER_SIGN_IN_REQUIRED`   | `false`                         | the boards deny everyone while the access file is missing (`ledger serve` sets it when it starts with one) |
@@ -54,6 +55,7 @@ ENVIRONMENT: dict[str, str] = {
     "quarantine_retention_days": "LEDGER_QUARANTINE_RETENTION_DAYS",
     "engine": "LEDGER_ENGINE",
     "spark_remote": "LEDGER_SPARK_REMOTE",
+    "dbt_unit_tests": "LEDGER_DBT_UNIT_TESTS",
     "access_file": "LEDGER_ACCESS_FILE",
     "price_map": "LEDGER_PRICE_MAP",
     "sign_in_required": "LEDGER_SIGN_IN_REQUIRED",
@@ -88,6 +90,11 @@ class Settings(BaseModel):
     # LEDGER_ENGINE=spark: the Spark Connect server (`sc://host:port`) in front of a cluster that
     # runs the dbt project (dbt target `spark_connect`); None: a local pyspark in dbt's process.
     spark_remote: str | None = None
+    # Whether a full build runs the dbt unit tests (model logic on fixed inputs, not data). None:
+    # on DuckDB, where they cost about a second, and not on Spark, where they cost a few seconds
+    # each (dbt's advice: unit tests in development and CI, not in production builds); the Spark
+    # tests ask for them (`true`), so every dispatched Spark macro is still unit-tested on Spark.
+    dbt_unit_tests: bool | None = None
     # Who may read the boards and which tenants each sees (ledger/serving/access_file.py); None: the default
     # place, `home/access.yaml`.
     access_file: Path | None = None
@@ -267,6 +274,13 @@ class Settings(BaseModel):
         """`as_json`'s settings, with the secrets taken from the environment where they live."""
         secrets = cls.from_env(environ).model_dump(include=set(SECRET_FIELDS))
         return cls.model_validate({**cls.model_validate_json(text).model_dump(), **secrets})
+
+    @property
+    def runs_dbt_unit_tests(self) -> bool:
+        """Whether a full build of this installation runs the dbt unit tests."""
+        if self.dbt_unit_tests is None:
+            return self.engine == "duckdb"
+        return self.dbt_unit_tests
 
     # Everything the pipeline writes lives under `home`, so one variable moves a whole installation.
     @property

@@ -86,15 +86,17 @@ def dbt_build_args(settings: Settings, *, incremental: bool = False) -> list[str
     The Dagster asset `ledger_dbt_models` runs exactly this through `DbtCliResource`, incremental
     when the refresh plan (`ledger.pipeline.plan.plan_refresh`) says so, else with `--full-refresh`.
     """
+    # Unit tests pin model logic on fixed inputs, not data: full builds run them, on Spark only
+    # when asked (`Settings.runs_dbt_unit_tests`).
     if incremental:
-        # Unit tests pin model logic on fixed inputs, not data: the full builds run them.
         return [
             "build",
             "--exclude-resource-type",
             "unit_test",
             *dbt_run_flags(settings, refresh_mode="incremental"),
         ]
-    return ["build", "--full-refresh", *dbt_run_flags(settings, refresh_mode="full")]
+    skipped = [] if settings.runs_dbt_unit_tests else ["--exclude-resource-type", "unit_test"]
+    return ["build", "--full-refresh", *skipped, *dbt_run_flags(settings, refresh_mode="full")]
 
 
 def prepare_engine(settings: Settings) -> None:

@@ -30,7 +30,7 @@ from ledger.core.settings import REPO_ROOT, Settings
 from ledger.finops.provider_costs import import_provider_costs
 from ledger.ingest import ingest_paths
 from ledger.pipeline.published_parts import OPS_TABLES
-from ledger.pipeline.transform import dbt_run_flags, dbt_target
+from ledger.pipeline.transform import dbt_build_args, dbt_run_flags, dbt_target
 from ledger.serving.export import export_session_ledger
 from ledger.simulate import simulate
 from ledger.warehouse import append_events, connect
@@ -56,6 +56,23 @@ def test_ledger_engine_selects_the_dbt_target_and_spark_gets_its_folder():
     spark_vars = json.loads(dbt_run_flags(spark)[3])
     assert spark_vars["spark_dir"] == "/srv/ledger/spark"
     assert spark_vars["spark_log4j"] == str(REPO_ROOT / "dbt" / "spark" / "log4j2.properties")
+
+
+def test_a_full_build_runs_the_unit_tests_on_duckdb_and_on_spark_only_when_asked():
+    def build(environ: dict[str, str], *, incremental: bool = False) -> list[str]:
+        args = dbt_build_args(Settings.from_env(environ), incremental=incremental)
+        return args[: args.index("--target")]
+
+    skipping = ["--exclude-resource-type", "unit_test"]
+    assert build({}) == ["build", "--full-refresh"]
+    assert build({"LEDGER_ENGINE": "spark"}) == ["build", "--full-refresh", *skipping]
+    assert build({"LEDGER_ENGINE": "spark", "LEDGER_DBT_UNIT_TESTS": "true"}) == [
+        "build",
+        "--full-refresh",
+    ]
+    assert build({"LEDGER_DBT_UNIT_TESTS": "false"}) == ["build", "--full-refresh", *skipping]
+    # An incremental build never runs them, whatever the setting.
+    assert build({"LEDGER_DBT_UNIT_TESTS": "true"}, incremental=True) == ["build", *skipping]
 
 
 def test_a_spark_connect_address_selects_the_spark_connect_target():
@@ -96,7 +113,11 @@ def spark_built_warehouse(
 ) -> SparkWarehouse:
     source = ledger_built_warehouse.settings
     root = tmp_path_factory.mktemp("spark")
-    settings = source.model_copy(update={"home": root / "home", "engine": "spark"})
+    # LEDGER_DBT_UNIT_TESTS=true: the full build runs the unit tests on Spark, as CI would (a
+    # production Spark build leaves them out), so the dispatched Spark macros are unit-tested.
+    settings = source.model_copy(
+        update={"home": root / "home", "engine": "spark", "dbt_unit_tests": True}
+    )
     settings.ensure_dirs()
     # Files reach the landing folder day by day (the job ingests whatever the folder holds).
     simulated = root / "simulated"
