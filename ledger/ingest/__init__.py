@@ -19,7 +19,12 @@ from ledger.core.settings import Settings
 from ledger.ingest.files import chunks, discover, expanded_size, is_large
 from ledger.ingest.load import FileResult, commit_chunked, commit_group
 from ledger.ingest.stage import StagedFile, Validator
-from ledger.warehouse import connect, ensure_raw_schema, remove_orphan_event_files
+from ledger.warehouse import (
+    bound_memory,
+    connect,
+    ensure_raw_schema,
+    remove_orphan_event_files,
+)
 
 __all__ = ["FileResult", "expire_quarantined_text", "ingest_files", "ingest_paths"]
 
@@ -36,6 +41,12 @@ BATCHES_AHEAD = 2
 # file, rewriting the table each time. A larger threshold checkpoints once per many files (and at the
 # end); each file is still committed, and durable, through the log.
 INGEST_CHECKPOINT_THRESHOLD = "1GB"
+# DuckDB's memory on each of the ingest's two connections (the warehouse's, the validator's), and
+# where it spills beyond that (`bound_memory`). Unbounded, the warehouse connection's buffer pool
+# keeps every page the deduplication reads, so a long ingest grew with the history it reads
+# (2.68 GB on a 24M-event month). Python's share (a batch's Arrow rows, BATCHES_AHEAD of them
+# waiting) comes on top and is bounded by BATCH_BYTES.
+INGEST_MEMORY_LIMIT = "384MB"
 
 
 def ingest_paths(
@@ -90,9 +101,10 @@ def _ingest_files(
     results: list[FileResult] = []
     with (
         connect(warehouse_path or settings.warehouse_path) as con,
-        Validator() as validator,
+        Validator(INGEST_MEMORY_LIMIT, spill_folder(settings)) as validator,
         ThreadPoolExecutor(1, thread_name_prefix="validate") as pool,
     ):
+        bound_memory(con, INGEST_MEMORY_LIMIT, spill_folder(settings))
         ensure_raw_schema(con)
         # Parquet files a killed run wrote but never committed: not part of raw.events; delete.
         remove_orphan_event_files(con)
@@ -112,6 +124,11 @@ def _ingest_files(
             con.execute("reset checkpoint_threshold")
         con.execute("checkpoint")
     return results
+
+
+def spill_folder(settings: Settings) -> Path:
+    """Where the ingest's DuckDB connections spill what does not fit in INGEST_MEMORY_LIMIT."""
+    return settings.home / "tmp" / "ingest-spill"
 
 
 def batches(

@@ -32,6 +32,7 @@ from ledger.ingest.files import (
     parquet_text_sql,
 )
 from ledger.ingest.validation import TypedRows, validation_sql
+from ledger.warehouse.connection import bound_memory
 
 
 @dataclass(frozen=True)
@@ -58,10 +59,12 @@ class StagedFile:
 class Validator:
     """Validates batches of landing files in an in-memory DuckDB of its own."""
 
-    def __init__(self) -> None:
+    def __init__(self, memory_limit: str | None = None, spill_folder: Path | None = None) -> None:
         self._con = duckdb.connect()
         # Timestamps come out as naive UTC; the session zone must not shift the casts.
         self._con.execute("set TimeZone = 'UTC'")
+        if memory_limit is not None and spill_folder is not None:
+            bound_memory(self._con, memory_limit, spill_folder)
 
     def close(self) -> None:
         self._con.close()

@@ -3,6 +3,7 @@ layer's tables and Parquet files that ingest writes, and a consistent copy for s
 """
 
 from ledger.warehouse.connection import (
+    bound_memory,
     connect,
     corruption_message,
     is_corruption,
@@ -17,6 +18,7 @@ from ledger.warehouse.raw_schema import complete_event_files, ensure_raw_schema
 __all__ = [
     "KEY_HASH",
     "append_events",
+    "bound_memory",
     "complete_event_files",
     "connect",
     "copy_warehouse",

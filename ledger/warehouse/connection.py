@@ -11,6 +11,8 @@ from pathlib import Path
 
 import duckdb
 
+from ledger.core.sql import literal
+
 
 def connect(path: Path | str, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
     """Open the warehouse with the session settings every query here assumes."""
@@ -20,6 +22,18 @@ def connect(path: Path | str, *, read_only: bool = False) -> duckdb.DuckDBPyConn
     # Timestamps are stored as naive UTC; a session zone other than UTC would shift casts.
     con.execute("set TimeZone = 'UTC'")
     return con
+
+
+def bound_memory(con: duckdb.DuckDBPyConnection, limit: str, spill_folder: Path) -> None:
+    """Cap DuckDB's memory on `con` at `limit`, spilling to `spill_folder` beyond it.
+
+    Left alone, DuckDB's buffer pool may take 80% of the machine and keeps every block it read
+    (the deduplication's keys, the raw tables' pages): a long ingest's memory then follows the
+    history it reads, not the batch it holds. Capped, blocks are evicted (a persistent database's
+    pages are read again from its file) and intermediate results spill to disk."""
+    spill_folder.mkdir(parents=True, exist_ok=True)
+    con.execute(f"set memory_limit = '{limit}'")
+    con.execute(f"set temp_directory = {literal(spill_folder.as_posix())}")
 
 
 # What DuckDB says when the database file itself is damaged (as opposed to locked or missing).

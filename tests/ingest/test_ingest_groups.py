@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from ledger.core.settings import Settings
+from ledger import ingest
 from ledger.ingest import ingest_paths
 from tests.support.events import INGEST_TIME, llm, query, write_jsonl
 
@@ -141,3 +142,21 @@ def test_a_file_failing_in_a_group_leaves_the_files_before_it_in_and_nothing_of_
         ("b1",),
         ("c1",),
     ]
+
+
+def test_an_ingest_held_to_a_small_memory_cap_ends_as_an_uncapped_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ingest's DuckDB connections are capped (`INGEST_MEMORY_LIMIT`) and spill into the
+    home's own folder, and a cap far below what the run reads changes nothing it writes."""
+    capped = Settings.from_env({"LEDGER_HOME": str(tmp_path / "capped")})
+    default = Settings.from_env({"LEDGER_HOME": str(tmp_path / "default")})
+    files = _landing(tmp_path / "landing")
+
+    ingest_paths(default, files, ingest_time=INGEST_TIME)
+    monkeypatch.setattr(ingest, "INGEST_MEMORY_LIMIT", "16MB")
+    ingest_paths(capped, files, ingest_time=INGEST_TIME)
+
+    assert _state(capped) == _state(default)
+    assert (tmp_path / "capped" / "tmp" / "ingest-spill").is_dir()
+    assert ingest.spill_folder(capped) == tmp_path / "capped" / "tmp" / "ingest-spill"
