@@ -2,12 +2,14 @@
 the same daily volume, each a `ledger build` after the new day's files land.
 
     python -m ledger.commands.bench_refresh [--sessions-per-day 2] [--tenants 2] [--repeats 2]
+        [--engine duckdb|spark]
 
 `make bench` runs it after the ingest figures (`--refresh-sessions-per-day`). The traffic is
 simulated once (cached under data/bench/); each history is ingested and built in full (untimed),
 then the same new day lands and the timed build refreshes it incrementally (the history is
 restored from a copy before each repeat; the two histories alternate). Goal: the 365-day
-refresh takes at most 1.3x the 30-day one.
+refresh takes at most 1.3x the 30-day one. `--engine spark` builds on Spark's local session
+(LEDGER_ENGINE=spark): the restored history then also holds the Parquet tables Spark wrote.
 """
 
 from __future__ import annotations
@@ -54,26 +56,50 @@ def _day_files(folder: Path, first: date, last: date) -> list[Path]:
     )
 
 
-def _history_home(folder: Path, history_days: int) -> tuple[Settings, Path, int]:
+def _history_home(folder: Path, history_days: int, engine: str) -> tuple[Settings, Path, int]:
     """A home with `history_days` days ingested and built in full, and a copy of its warehouse
     to restore before each timed refresh."""
     from ledger.commands.build import run_build
     from ledger.ingest import ingest_paths
     from ledger.warehouse import copy_warehouse
 
-    home = BENCH_DIR / f"refresh-home-{history_days}"
+    home = BENCH_DIR / f"refresh-home-{engine}-{history_days}"
     shutil.rmtree(home, ignore_errors=True)
-    settings = Settings.from_env().model_copy(update={"home": home})
+    settings = Settings.from_env().model_copy(update={"home": home, "engine": engine})
     settings.ensure_dirs()
     history = _day_files(folder, NEW_DAY - timedelta(days=history_days), NEW_DAY - timedelta(1))
     results = ingest_paths(settings, history)
     first = run_build(settings)
     if not first.success:
         raise RuntimeError("\n".join(first.lines))
-    base = BENCH_DIR / f"refresh-base-{history_days}" / "base.duckdb"
+    base = BENCH_DIR / f"refresh-base-{engine}-{history_days}" / "base.duckdb"
     shutil.rmtree(base.parent, ignore_errors=True)
     copy_warehouse(settings.warehouse_path, base)
+    if engine == "spark":
+        shutil.copytree(_spark_tables(settings), base.parent / "spark-tables")
     return settings, base, sum(r.accepted for r in results)
+
+
+def _spark_tables(settings: Settings) -> Path:
+    from ledger.pipeline.spark import tables_dir
+
+    return tables_dir(settings)
+
+
+def _week_files(folder: Path) -> dict[str, set[str]]:
+    return {week.name: {p.name for p in week.glob("*.parquet")} for week in folder.glob("*=*")}
+
+
+def partitions_rewritten(settings: Settings, base: Path) -> dict[str, tuple[int, int]]:
+    """Spark: per week-partitioned mart, (weeks whose files the refresh replaced, weeks)."""
+    found = {}
+    for table in sorted((_spark_tables(settings) / "marts").iterdir()):
+        after = _week_files(table)
+        if after:
+            before = _week_files(base.parent / "spark-tables" / "marts" / table.name)
+            changed = sum(before.get(week) != files for week, files in after.items())
+            found[table.name] = (changed, len(after))
+    return found
 
 
 def timed_refresh(settings: Settings, base: Path, folder: Path) -> tuple[float, list[str]]:
@@ -83,6 +109,9 @@ def timed_refresh(settings: Settings, base: Path, folder: Path) -> tuple[float, 
 
     shutil.rmtree(settings.home / "raw", ignore_errors=True)
     copy_warehouse(base, settings.warehouse_path)
+    if settings.engine == "spark":
+        shutil.rmtree(_spark_tables(settings), ignore_errors=True)
+        shutil.copytree(base.parent / "spark-tables", _spark_tables(settings))
     for path in _day_files(folder, NEW_DAY, NEW_DAY):
         target = settings.landing_dir / path.parent.name / path.name
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -121,12 +150,16 @@ def _slowest_nodes(timings: dict[int, dict[str, float]], top: int) -> None:
 
 
 def run(
-    sessions_per_day: int, tenants: int, repeats: int = 2, top_nodes: int = 12
+    sessions_per_day: int,
+    tenants: int,
+    repeats: int = 2,
+    top_nodes: int = 12,
+    engine: str = "duckdb",
 ) -> dict[str, float]:
     """The median of `repeats` timed refreshes per history, alternating the two histories so
     that a shared machine's load falls on both alike."""
     folder = _simulated_days(sessions_per_day, tenants)
-    homes = {days: _history_home(folder, days) for days in HISTORIES}
+    homes = {days: _history_home(folder, days, engine) for days in HISTORIES}
     timings: dict[int, list[float]] = {days: [] for days in HISTORIES}
     nodes: dict[int, dict[str, float]] = {}
     for _ in range(repeats):
@@ -138,6 +171,10 @@ def run(
             for line in lines:
                 if line.startswith("refresh:"):
                     print(f"  {days} days: {line}")
+            if engine == "spark":
+                weeks = partitions_rewritten(settings, base)
+                listed = ", ".join(f"{t} {n}/{total}" for t, (n, total) in weeks.items())
+                print(f"  {days} days: weeks rewritten: {listed}")
     figures: dict[str, float] = {}
     for days in HISTORIES:
         median = sorted(timings[days])[len(timings[days]) // 2]
@@ -163,8 +200,9 @@ def main() -> None:
     parser.add_argument(
         "--top-nodes", type=int, default=12, help="list this many of the slowest dbt nodes"
     )
+    parser.add_argument("--engine", choices=("duckdb", "spark"), default="duckdb")
     args = parser.parse_args()
-    run(args.sessions_per_day, args.tenants, args.repeats, args.top_nodes)
+    run(args.sessions_per_day, args.tenants, args.repeats, args.top_nodes, args.engine)
 
 
 if __name__ == "__main__":

@@ -85,6 +85,20 @@ def remove_refresh_scratch(settings: Settings) -> None:
     shutil.rmtree(scratch_dir(settings), ignore_errors=True)
 
 
+# The column the large marts are partitioned by on Spark (the ISO week's Monday; a Spark-only
+# column, left out of what is published: dbt/macros/engine/spark_incremental.sql).
+PARTITION_COLUMN = "refresh_week"
+
+
+def table_parquet(folder: Path) -> str | None:
+    """The Parquet glob of a table folder Spark wrote (its partition folders' files when it is
+    partitioned by week), None if it holds no file."""
+    for pattern in ("*.parquet", f"{PARTITION_COLUMN}=*/*.parquet"):
+        if any(folder.glob(pattern)):
+            return str(folder / pattern)
+    return None
+
+
 def model_tables(settings: Settings) -> dict[str, Path]:
     """`<schema>.<model>` -> folder of every model table an earlier Spark build wrote."""
     found = {}
@@ -92,7 +106,7 @@ def model_tables(settings: Settings) -> dict[str, Path]:
         folder = tables_dir(settings) / schema
         if folder.is_dir():
             for table in sorted(p for p in folder.iterdir() if p.is_dir()):
-                if any(table.glob("*.parquet")):
+                if table_parquet(table):
                     found[f"{schema}.{table.name}"] = table
     return found
 
@@ -100,7 +114,7 @@ def model_tables(settings: Settings) -> dict[str, Path]:
 def model_parquet(settings: Settings, qualified: str) -> str | None:
     """The Parquet glob of the model table `<schema>.<model>` Spark wrote, None if there is none."""
     folder = model_tables(settings).get(qualified)
-    return str(folder / "*.parquet") if folder else None
+    return table_parquet(folder) if folder else None
 
 
 def spark_vars(settings: Settings) -> dict[str, str]:
@@ -199,18 +213,23 @@ def marts_parquet(settings: Settings) -> Iterator[tuple[str, str]]:
     if not marts.is_dir():
         return
     for folder in sorted(p for p in marts.iterdir() if p.is_dir()):
-        yield folder.name, str(folder / "*.parquet")
+        yield folder.name, table_parquet(folder) or str(folder / "*.parquet")
 
 
 def marts_selects(con: duckdb.DuckDBPyConnection, settings: Settings) -> dict[str, str]:
     """`marts.<table>` -> a DuckDB select of the Parquet files Spark wrote for it, timestamps naive
-    UTC again (Spark writes instants, which DuckDB reads as TIMESTAMP WITH TIME ZONE)."""
+    UTC again (Spark writes instants, which DuckDB reads as TIMESTAMP WITH TIME ZONE). A table
+    partitioned by week has the columns DuckDB's has, in the same order: its files hold every
+    column but the partition column, which is left out."""
     selects = {}
     for name, files in marts_parquet(settings):
-        relation = f"read_parquet({literal(files)})"
+        partitioned = f"/{PARTITION_COLUMN}=" in files
+        relation = f"read_parquet({literal(files)}, hive_partitioning = {str(partitioned).lower()})"
         columns = con.execute(f"describe select * from {relation}").fetchall()
         listed = []
         for column, kind, *_ in columns:
+            if partitioned and column == PARTITION_COLUMN:
+                continue
             quoted = '"' + column.replace('"', '""') + '"'
             if kind == "TIMESTAMP WITH TIME ZONE":
                 listed.append(f"cast({quoted} at time zone 'UTC' as timestamp) as {quoted}")

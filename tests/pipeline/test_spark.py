@@ -30,6 +30,7 @@ from ledger.core.settings import REPO_ROOT, Settings
 from ledger.finops.provider_costs import import_provider_costs
 from ledger.ingest import ingest_paths
 from ledger.pipeline.published_parts import OPS_TABLES
+from ledger.pipeline.spark import tables_dir
 from ledger.pipeline.transform import dbt_build_args, dbt_run_flags, dbt_target
 from ledger.serving.export import export_session_ledger
 from ledger.simulate import simulate
@@ -317,3 +318,40 @@ def test_spark_publishes_every_mart_with_duckdbs_columns_and_rows(
             if only:
                 differences[table] = (only, rows)
         assert differences == {}
+
+
+# The marts Spark partitions by ISO week (their `partition_week_of`: the date of each row's week).
+WEEK_PARTITIONED = {
+    "fct_session_ledger": "business_date",
+    "fct_usage_lines": "occurred_at",
+    "fct_turn_latency": "business_date",
+    "fct_capacity_tenant_hourly": "business_date",
+    "fct_capacity_pool_hourly": "business_date",
+}
+
+
+@pytest.mark.spark
+@pytest.mark.integration
+def test_the_large_marts_are_one_folder_of_files_per_iso_week_of_their_rows(
+    spark_built_warehouse,
+):
+    settings = spark_built_warehouse.settings
+    found, expected = {}, {}
+    with duckdb.connect(str(settings.published_path), read_only=True) as con:
+        for table, column in WEEK_PARTITIONED.items():
+            folder = tables_dir(settings) / "marts" / table
+            loose = sorted(p.name for p in folder.glob("*.parquet"))
+            # A folder with no file (a week emptied by a refresh) holds no rows.
+            found[table] = loose + sorted(
+                p.name for p in folder.glob("refresh_week=*") if any(p.glob("*.parquet"))
+            )
+            expected[table] = [
+                f"refresh_week={week}"
+                for (week,) in con.execute(
+                    f"select distinct cast(cast(date_trunc('week', {column}) as date) as varchar) "
+                    f"from marts.{table} order by 1"
+                ).fetchall()
+            ]
+    assert found == expected
+    # The data's two ISO weeks, both refreshed by the second build.
+    assert found["fct_session_ledger"] == ["refresh_week=2026-11-09", "refresh_week=2026-11-16"]

@@ -41,7 +41,10 @@
 {%- endmacro %}
 
 {%- macro spark__create_table_as(temporary, relation, compiled_code, language='sql') -%}
-    {%- if language == 'sql' -%}
+    {#- Models partitioned by week (engine/spark_incremental.sql); not their unit tests. -#}
+    {%- if language == 'sql' and model.resource_type == 'model' and config.get('partition_week_of') -%}
+        {{ return(spark_week_partitioned_table_as(temporary, relation, spark_dialect(compiled_code))) }}
+    {%- elif language == 'sql' -%}
         {{ return(dbt.spark__create_table_as(temporary, relation, spark_dialect(compiled_code), language)) }}
     {%- else -%}
         {{ return(dbt.spark__create_table_as(temporary, relation, compiled_code, language)) }}

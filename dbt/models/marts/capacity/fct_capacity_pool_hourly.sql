@@ -1,4 +1,4 @@
-{{ config(materialized='incremental', unique_key='business_date') }}
+{{ config(materialized='incremental', unique_key='business_date', partition_week_of='business_date') }}
 {#-
     What each shared pool scales on, per UTC hour, per tenant (scope 'tenant') and for all tenants
     together (scope 'overall', tenant_id NULL) (SPEC 11, seed 8.2):

@@ -1,4 +1,4 @@
-{{ config(materialized='incremental', unique_key='business_date') }}
+{{ config(materialized='incremental', unique_key='business_date', partition_week_of='business_date') }}
 {#-
     Peak and P95 concurrent sessions per tenant and hour (SPEC 6), for every pipeline together
     (pipeline NULL) and for each pipeline apart (SPEC 11: cascade sessions are the ASR/TTS pools'

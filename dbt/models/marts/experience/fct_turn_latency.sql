@@ -1,4 +1,4 @@
-{{ config(materialized='incremental', unique_key='session_id') }}
+{{ config(materialized='incremental', unique_key='session_id', partition_week_of='business_date') }}
 {%- set segments = var('segments') + ['first_audio'] -%}
 with
 

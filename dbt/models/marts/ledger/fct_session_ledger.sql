@@ -1,4 +1,4 @@
-{{ config(materialized='incremental', unique_key='session_id') }}
+{{ config(materialized='incremental', unique_key='session_id', partition_week_of='business_date') }}
 {%- set components = var('components') -%}
 {%- set savings_kinds = var('savings_kinds') -%}
 {%- set cost_columns = [] -%}

@@ -1,4 +1,4 @@
-{{ config(materialized='incremental', unique_key='session_id') }}
+{{ config(materialized='incremental', unique_key='session_id', partition_week_of='occurred_at') }}
 -- One row per usage event and meter, priced (or not, with the reason): the session explorer,
 -- cost breakdowns, LLM phase routing and the unpriced-usage table read it.
 with
