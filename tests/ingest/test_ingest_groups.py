@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ledger.core.settings import Settings
 from ledger import ingest
+from ledger.core.settings import Settings
 from ledger.ingest import ingest_paths
 from tests.support.events import INGEST_TIME, llm, query, write_jsonl
 
