@@ -53,6 +53,17 @@ def _triage_sql(filters: Filters, session_text: str, flags: tuple[str, ...]) -> 
     where, params = _scope(filters, session_text)
     conditions, _ = _where(filters, session_text, flags)
     slowest = ",\n".join(f"max({line}_ms) as slowest_{line}_ms" for line in BUDGET_LINES)
+    if session_text:
+        # By id text at any date: the turns of the sessions that match.
+        scope = f"""session_id in (
+                select sessions.session_id from marts.fct_session_ledger as sessions
+                where {where}
+            )"""
+    else:
+        # A turn carries its session's tenant, date, scenario, pipeline and replay flag, so the
+        # sidebar's filter selects the same turns directly, reading only the parts of its weeks
+        # rather than the session ids of all of history.
+        scope, _ = session_filter(filters)
     sql = f"""
         with turns as (
             select
@@ -63,10 +74,7 @@ def _triage_sql(filters: Filters, session_text: str, flags: tuple[str, ...]) -> 
                 {slowest}
             from marts.fct_turn_latency
             -- only the turns of the sessions the list can hold, not all of history
-            where session_id in (
-                select sessions.session_id from marts.fct_session_ledger as sessions
-                where {where}
-            )
+            where {scope}
             group by session_id
         ),
         triaged as (
