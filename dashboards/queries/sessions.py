@@ -3,6 +3,7 @@ and degradations."""
 
 from __future__ import annotations
 
+from datetime import date
 from typing import TYPE_CHECKING
 
 import pandas as pd
@@ -174,17 +175,18 @@ def session_lines(version: str, session_id: str) -> pd.DataFrame:
 
 
 @cached
-def session_turns(version: str, session_id: str) -> pd.DataFrame:
-    """Each turn's five segments and budgets."""
+def session_turns(version: str, session_id: str, business_date: date) -> pd.DataFrame:
+    """Each turn's five segments and budgets. `business_date` is the session's: a turn carries
+    its session's, so only the parts of that week are read, not the turns of all history."""
     columns = ", ".join(f"{line}_ms, {line}_budget_ms" for line in BUDGET_LINES)
     sql = f"""
         select turn_index, segments_measured, {columns}, over_budget_segments,
             is_first_audio_over_budget
         from marts.fct_turn_latency
-        where session_id = ?
+        where session_id = ? and business_date = ?
         order by turn_index
     """
-    return run(version, sql, [session_id])
+    return run(version, sql, [session_id, business_date])
 
 
 @cached
