@@ -202,7 +202,7 @@ cells[4].metric("Cache savings", money(session["cache_savings"], currency))
 
 # ---- turns against the budget --------------------------------------------------------------------
 st.subheader("Turns against the latency budget")
-turns = queries.session_turns(version, session_id)
+turns = queries.session_turns(version, session_id, session["business_date"])
 if turns.empty:
     st.caption("No latency measurements for this session.")
 else:

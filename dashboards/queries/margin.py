@@ -103,18 +103,18 @@ def margin_by_period(version: str, filters: Filters, grain: str) -> pd.DataFrame
 @cached
 def cost_breakdown(version: str, filters: Filters, breakdown: str) -> pd.DataFrame:
     """Priced cost and cache savings of the filtered sessions' usage lines by component,
-    provider or provider/model; unpriced lines are counted, never costed."""
-    columns = ", ".join(f"lines.{c}" for c in allowed(breakdown, COST_BREAKDOWNS))
-    where, params = session_filter(filters, alias="sessions")
+    provider or provider/model; unpriced lines are counted, never costed. From
+    `marts.fct_usage_cost_daily` (the lines summed per session grain and cell: its grain carries
+    every sidebar filter), not from every usage line."""
+    columns = ", ".join(allowed(breakdown, COST_BREAKDOWNS))
+    where, params = session_filter(filters)
     sql = f"""
         select
             {columns},
-            coalesce(sum(lines.amount) filter (where lines.is_priced), 0) as cost,
-            coalesce(sum(lines.savings_amount), 0) as cache_savings,
-            count(*) filter (where not lines.is_priced) as unpriced_lines
-        from marts.fct_usage_lines as lines
-        inner join marts.fct_session_ledger as sessions
-            on lines.session_id = sessions.session_id
+            coalesce(sum(cost), 0) as cost,
+            coalesce(sum(cache_savings), 0) as cache_savings,
+            cast(coalesce(sum(unpriced_line_count), 0) as bigint) as unpriced_lines
+        from marts.fct_usage_cost_daily
         where {where}
         group by {columns}
         order by cost desc, {columns}

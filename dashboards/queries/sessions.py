@@ -3,6 +3,7 @@ and degradations."""
 
 from __future__ import annotations
 
+from datetime import date
 from typing import TYPE_CHECKING
 
 import pandas as pd
@@ -53,6 +54,17 @@ def _triage_sql(filters: Filters, session_text: str, flags: tuple[str, ...]) -> 
     where, params = _scope(filters, session_text)
     conditions, _ = _where(filters, session_text, flags)
     slowest = ",\n".join(f"max({line}_ms) as slowest_{line}_ms" for line in BUDGET_LINES)
+    if session_text:
+        # By id text at any date: the turns of the sessions that match.
+        scope = f"""session_id in (
+                select sessions.session_id from marts.fct_session_ledger as sessions
+                where {where}
+            )"""
+    else:
+        # A turn carries its session's tenant, date, scenario, pipeline and replay flag, so the
+        # sidebar's filter selects the same turns directly, reading only the parts of its weeks
+        # rather than the session ids of all of history.
+        scope, _ = session_filter(filters)
     sql = f"""
         with turns as (
             select
@@ -63,10 +75,7 @@ def _triage_sql(filters: Filters, session_text: str, flags: tuple[str, ...]) -> 
                 {slowest}
             from marts.fct_turn_latency
             -- only the turns of the sessions the list can hold, not all of history
-            where session_id in (
-                select sessions.session_id from marts.fct_session_ledger as sessions
-                where {where}
-            )
+            where {scope}
             group by session_id
         ),
         triaged as (
@@ -166,17 +175,18 @@ def session_lines(version: str, session_id: str) -> pd.DataFrame:
 
 
 @cached
-def session_turns(version: str, session_id: str) -> pd.DataFrame:
-    """Each turn's five segments and budgets."""
+def session_turns(version: str, session_id: str, business_date: date) -> pd.DataFrame:
+    """Each turn's five segments and budgets. `business_date` is the session's: a turn carries
+    its session's, so only the parts of that week are read, not the turns of all history."""
     columns = ", ".join(f"{line}_ms, {line}_budget_ms" for line in BUDGET_LINES)
     sql = f"""
         select turn_index, segments_measured, {columns}, over_budget_segments,
             is_first_audio_over_budget
         from marts.fct_turn_latency
-        where session_id = ?
+        where session_id = ? and business_date = ?
         order by turn_index
     """
-    return run(version, sql, [session_id])
+    return run(version, sql, [session_id, business_date])
 
 
 @cached

@@ -389,7 +389,18 @@ def replay_bench(scale: int, sessions_per_day: int, days: int) -> dict[str, floa
     return figures
 
 
-BOARD_PAGES = ("overview", "margin", "experience", "combined", "sessions", "data_quality")
+BOARD_PAGES = (
+    "overview",
+    "anomalies",
+    "margin",
+    "experience",
+    "combined",
+    "sessions",
+    "data_quality",
+    "operations",
+    "slo",
+    "budgets",
+)
 FIRST_RENDER_GOAL_MS = 500
 
 

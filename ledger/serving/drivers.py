@@ -46,12 +46,16 @@ def cells_sql(session_where: str) -> str:
     """Both periods' cells, and each tenant's billable minutes and cost, one row per cell (or
     tenant) and period. `session_where` selects the sessions of both periods (the comparison
     period lies just before the selected one: one date range covers both) over
-    `marts.fct_session_ledger`; the statement's parameters are the selected period's first and
-    last date, then `session_where`'s own."""
+    `marts.fct_session_ledger`, by the columns of `marts.fct_usage_cost_daily`'s session grain
+    only (tenant_id, business_date, scenario, pipeline, is_replay): the cells are that mart's
+    rows of the grains the selected sessions have, so their cost grows with days, not with usage
+    lines. The statement's parameters are the selected period's first and last date, then
+    `session_where`'s own."""
     return f"""
         with sessions as (
             select case when business_date between ? and ? then 1 else 0 end as period,
-                session_id, tenant_id, billable_minutes, total_cost
+                tenant_id, business_date, scenario, pipeline, is_replay, billable_minutes,
+                total_cost
             from marts.fct_session_ledger
             where {session_where}
         ),
@@ -60,16 +64,25 @@ def cells_sql(session_where: str) -> str:
                 coalesce(sum(total_cost), 0) as cost
             from sessions group by all
         ),
+        grains as (
+            select distinct period, tenant_id, business_date, scenario, pipeline, is_replay
+            from sessions
+        ),
         lines as (
-            select sessions.period, sessions.tenant_id, lines.component,
-                coalesce(lines.provider, '') as provider, coalesce(lines.model, '') as model,
-                lines.meter, coalesce(lines.is_cache_hit, false) as is_cache_hit,
-                sum(lines.billed_quantity) as quantity, sum(lines.amount) as cost,
-                min(lines.unit_price_reporting) as min_price,
-                max(lines.unit_price_reporting) as max_price
-            from marts.fct_usage_lines as lines
-            inner join sessions using (session_id)
-            where lines.is_priced
+            select grains.period, grains.tenant_id, cells.component,
+                coalesce(cells.provider, '') as provider, coalesce(cells.model, '') as model,
+                cells.meter, coalesce(cells.is_cache_hit, false) as is_cache_hit,
+                sum(cells.priced_billed_quantity) as quantity, sum(cells.cost) as cost,
+                min(cells.min_unit_price_reporting) as min_price,
+                max(cells.max_unit_price_reporting) as max_price
+            from marts.fct_usage_cost_daily as cells
+            inner join grains
+                on cells.tenant_id = grains.tenant_id
+                and cells.business_date = grains.business_date
+                and cells.scenario is not distinct from grains.scenario
+                and cells.pipeline is not distinct from grains.pipeline
+                and cells.is_replay = grains.is_replay
+            where cells.priced_line_count > 0
             group by all
         )
         select lines.period, lines.tenant_id, lines.component, lines.provider, lines.model,

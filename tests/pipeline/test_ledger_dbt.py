@@ -72,8 +72,10 @@ def test_money_columns_of_the_marts_are_decimal_38_12(ledger_query):
     rows = ledger_query(
         "select table_name, column_name, data_type from information_schema.columns "
         "where table_schema = 'marts' and table_name in ('fct_session_ledger', "
-        "'fct_tenant_daily_margin', 'fct_tenant_weekly_margin', 'fct_cost_by_phase_route') "
+        "'fct_tenant_daily_margin', 'fct_tenant_weekly_margin', 'fct_cost_by_phase_route', "
+        "'fct_usage_cost_daily') "
         "and (column_name like '%\\_cost' escape '\\' or column_name like '%savings' "
+        "or column_name = 'cost' "
         "or column_name in ('revenue', 'gross_margin'))"
     )
     assert len(rows) > 40

@@ -95,6 +95,7 @@ ASSET_KEYS = [
     "marts/fct_tenant_daily_margin",
     "marts/fct_tenant_weekly_margin",
     "marts/fct_turn_latency",
+    "marts/fct_usage_cost_daily",
     "marts/fct_usage_lines",
     "ops/budget_alerts",
     "ops/refresh_events",

@@ -6,24 +6,9 @@
     is never missed however far from its session's start it lies; on Spark, which has no such
     index, on every date).
 -#}
-{%- set usage_dates = refreshed_weeks_event_date_bounds(ref('int_sessions_resolved')) -%}
 with
 
-sessions as (
-    select * from {{ ref('int_sessions_resolved') }} {{ refresh_filter('business_date', 'week') }}
-),
-
-usage_lines as (
-    select * from {{ ref('int_usage_lines_priced') }}
-    {%- if is_refresh_run() and usage_dates is not none %}
-    {%- if usage_dates[0] is none %}
-    where false
-    {%- else %}
-    where usage_date between cast('{{ usage_dates[0] }}' as date)
-        and cast('{{ usage_dates[1] }}' as date)
-    {%- endif %}
-    {%- endif %}
-),
+{{ refreshed_weeks_sessions_and_usage_lines() }},
 
 llm_lines as (
     select
