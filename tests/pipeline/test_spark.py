@@ -302,7 +302,7 @@ def test_spark_publishes_every_mart_with_duckdbs_columns_and_rows(
             return found
 
         duck_columns, spark_columns = columns("duck"), columns("spark")
-        assert len(duck_columns) == 29
+        assert len(duck_columns) == 30
         assert spark_columns == duck_columns
         differences = {}
         for table, listed in duck_columns.items():
