@@ -42,6 +42,7 @@ from pathlib import Path
 import duckdb
 
 from ledger.core.settings import REPO_ROOT, Settings
+from ledger.serving.links import PAGE_PATHS
 
 BENCH_DIR = REPO_ROOT / "data" / "bench"
 
@@ -389,18 +390,7 @@ def replay_bench(scale: int, sessions_per_day: int, days: int) -> dict[str, floa
     return figures
 
 
-BOARD_PAGES = (
-    "overview",
-    "anomalies",
-    "margin",
-    "experience",
-    "combined",
-    "sessions",
-    "data_quality",
-    "operations",
-    "slo",
-    "budgets",
-)
+BOARD_PAGES = PAGE_PATHS  # every page the boards serve
 FIRST_RENDER_GOAL_MS = 500
 
 
