@@ -54,6 +54,7 @@ from ledger.pipeline.published_parts import (
     PUBLISHED_SCHEMA,
     WHOLE,
     Part,
+    layout,
     mart_columns,
     mart_tables,
     ops_tables,
@@ -299,7 +300,7 @@ def _publish_table(
     """Summarise `table`'s parts (all, or the refreshed weeks'), write the changed ones, reuse the
     others, and create its view `published.marts.<table>` over them."""
     columns = mart_columns(con, table)
-    schema = ", ".join(f"{name} {kind}" for name, kind in columns)
+    schema = layout(table, columns)
     [(rows,)] = con.execute(f"select count(*) from {source_of(table)}").fetchall()
     column = part_column(columns, rows, whole_below)
     only = refreshed.parts(table, column) if refreshed else None

@@ -36,6 +36,15 @@ OPS_TABLES = {
     "review_restatements": "restatements",
 }
 OPS_SCHEMA = "ops"
+# The marts the session explorer looks up by session id (dashboards/queries/sessions.py). Each of
+# their parts is written in session order, so Parquet's min/max statistics of `session_id` let a
+# lookup skip every row group but the one that can hold the session, where rows in build order
+# make it read the whole column of every part. Nothing else bounds a session's usage lines: they
+# are split by their own date, and a line may precede the session's start.
+SESSION_ORDERED = frozenset(
+    {"fct_usage_lines", "fct_turn_latency", "fct_interruptions", "fct_degradations"}
+)
+SESSION_ORDER = "session_id"
 
 
 def source_of(table: str) -> str:
@@ -53,7 +62,7 @@ class Part:
     part: str
     rows: int
     checksum: str
-    columns: str  # "name type, ..." of the table: a change of schema rewrites every part
+    columns: str  # the table's `layout`: a change of schema or order rewrites every part
     files: tuple[str, ...]  # absolute paths
 
 
@@ -95,6 +104,22 @@ def mart_columns(con: duckdb.DuckDBPyConnection, table: str) -> list[tuple[str, 
         "and schema_name = ? and table_name = ? order by column_index",
         [schema, name],
     ).fetchall()
+
+
+def layout(table: str, columns: list[tuple[str, str]]) -> str:
+    """What a part's files are beside its content: the table's "name type, ..." and, for a
+    session-ordered table, its order (a change of either rewrites every part of the table)."""
+    schema = ", ".join(f"{name} {kind}" for name, kind in columns)
+    if sort_key(table, columns):
+        schema += f" order by {SESSION_ORDER}"
+    return schema
+
+
+def sort_key(table: str, columns: list[tuple[str, str]]) -> str | None:
+    """The column a table's parts are written in the order of (None: the build's order)."""
+    if table in SESSION_ORDERED and any(name == SESSION_ORDER for name, _ in columns):
+        return SESSION_ORDER
+    return None
 
 
 def part_column(columns: list[tuple[str, str]], rows: int, whole_below: int) -> str | None:
@@ -214,13 +239,27 @@ def write_parts(
     )
     folder = staging / table
     folder.mkdir(parents=True, exist_ok=True)
-    expression = part_expression(column)
-    where = "true" if column is None else parts_filter(column, set(wanted))
-    con.execute(
-        f"copy (select {projection}, {expression} as __ledger_part from {source} "
-        f"where {where}) to {literal(str(folder))} "
-        "(format parquet, compression zstd, partition_by (__ledger_part), overwrite_or_ignore)"
-    )
+    order = sort_key(table, columns)
+    if order is None:
+        expression = part_expression(column)
+        where = "true" if column is None else parts_filter(column, set(wanted))
+        con.execute(
+            f"copy (select {projection}, {expression} as __ledger_part from {source} "
+            f"where {where}) to {literal(str(folder))} "
+            "(format parquet, compression zstd, partition_by (__ledger_part), overwrite_or_ignore)"
+        )
+    else:
+        # One statement per part: a partitioned write does not keep its input's order, and a
+        # part at a time bounds the sort's memory to one week of the table.
+        for part in wanted:
+            made = folder / f"__ledger_part={part}"
+            made.mkdir()
+            where = "true" if column is None else parts_filter(column, {part})
+            con.execute(
+                f"copy (select {projection} from {source} where {where} "
+                f"order by {quote(order)}) to {literal(str(made / 'data_0.parquet'))} "
+                "(format parquet, compression zstd)"
+            )
     written: dict[str, tuple[str, ...]] = {}
     for part in wanted:
         made = folder / f"__ledger_part={part}"

@@ -14,7 +14,7 @@ import pytest
 
 from ledger.core.settings import Settings
 from ledger.pipeline.publish import publish, published_parts, remove_publish_leftovers
-from ledger.pipeline.published_parts import OPS_TABLES, PARTS_DIR
+from ledger.pipeline.published_parts import OPS_TABLES, PARTS_DIR, SESSION_ORDERED
 from ledger.serving.published_copy import open_published
 from ledger.warehouse import connect, copy_warehouse
 from tests.support.homes import LedgerWarehouse
@@ -41,6 +41,11 @@ def _weeks(settings: Settings, table: str) -> list[str]:
                 f"select distinct strftime(business_date, '%G-W%V') from marts.{table} order by 1"
             ).fetchall()
         ]
+
+
+def _rows(settings: Settings, tables: frozenset[str]) -> dict[str, int]:
+    with connect(settings.warehouse_path, read_only=True) as con:
+        return {t: con.execute(f"select count(*) from marts.{t}").fetchone()[0] for t in tables}
 
 
 def _published_totals(con: duckdb.DuckDBPyConnection) -> tuple[int, object]:
@@ -97,6 +102,24 @@ def test_the_published_views_equal_the_marts_row_for_row_with_their_types(home: 
             ).fetchall()
             read = [(c[0], c[1]) for c in con.execute(f"describe p.marts.{table}").fetchall()]
             assert read == declared, table
+    # The marts the session explorer looks up by session id are written in session order within
+    # each part (so Parquet's statistics skip the row groups that cannot hold a session).
+    found: dict[str, tuple[int, int]] = {}
+    for part in published_parts(home.published_path):
+        if part.table_name in SESSION_ORDERED:
+            with duckdb.connect() as con:
+                [(rows, descents)] = con.execute(
+                    "select count(*), count(*) filter (where session_id < before) from ("
+                    "select session_id, lag(session_id) over (partition by filename "
+                    "order by file_row_number) as before "
+                    "from read_parquet(?, filename = true, file_row_number = true))",
+                    [list(part.files)],
+                ).fetchall()
+            total, out_of_order = found.get(part.table_name, (0, 0))
+            found[part.table_name] = (total + rows, out_of_order + descents)
+    expected = {t: (rows, 0) for t, rows in _rows(home, SESSION_ORDERED).items() if rows}
+    assert "fct_usage_lines" in expected
+    assert found == expected
 
 
 def test_unchanged_parts_are_reused_and_only_the_changed_week_is_written(home: Settings):
