@@ -44,15 +44,27 @@ TRIAGE_SORTS = {
     "cost": "total_cost desc nulls last",
     "over_budget": "turns_over_budget desc",
 }
+# The orders of columns of the session ledger alone (the others need the sessions' turn figures).
+SESSION_SORTS = frozenset({"newest", "margin", "cost"})
 # `slowest:<line>`: the sessions whose slowest turn is slowest on that budget line first.
 SEGMENT_SORT = "slowest_{line}_ms desc nulls last"
 PAGE_SIZE = 50
 
 
-def _triage_sql(filters: Filters, session_text: str, flags: tuple[str, ...]) -> tuple[str, list]:
-    """The joined sessions and their turn figures, filtered: the id text looks at every date."""
+# The list's columns of the session ledger, and the turn figures joined to them.
+_LISTED = """sessions.session_id, sessions.tenant_id, sessions.business_date,
+                sessions.started_at, sessions.scenario, sessions.pipeline, sessions.end_reason,
+                sessions.duration_seconds, sessions.turn_count, sessions.total_cost,
+                sessions.revenue, sessions.gross_margin, sessions.interruption_count,
+                sessions.degradation_count, sessions.has_unpriced_usage"""
+_TURN_FIGURES = """coalesce(turns.turns_over_budget, 0) as turns_over_budget,
+                turns.* exclude (session_id, turns_over_budget)"""
+
+
+def _turns_cte(filters: Filters, session_text: str, within: str = "true") -> tuple[str, list]:
+    """`turns as (...)`: each listed session's turn figures, from the turns of the sessions the
+    list can hold (and `within`), not all of history."""
     where, params = _scope(filters, session_text)
-    conditions, _ = _where(filters, session_text, flags)
     slowest = ",\n".join(f"max({line}_ms) as slowest_{line}_ms" for line in BUDGET_LINES)
     if session_text:
         # By id text at any date: the turns of the sessions that match.
@@ -65,8 +77,7 @@ def _triage_sql(filters: Filters, session_text: str, flags: tuple[str, ...]) -> 
         # sidebar's filter selects the same turns directly, reading only the parts of its weeks
         # rather than the session ids of all of history.
         scope, _ = session_filter(filters)
-    sql = f"""
-        with turns as (
+    sql = f"""turns as (
             select
                 session_id,
                 count(*) filter (
@@ -74,25 +85,26 @@ def _triage_sql(filters: Filters, session_text: str, flags: tuple[str, ...]) -> 
                 ) as turns_over_budget,
                 {slowest}
             from marts.fct_turn_latency
-            -- only the turns of the sessions the list can hold, not all of history
-            where {scope}
+            where {scope} and {within}
             group by session_id
-        ),
+        )"""
+    return sql, params
+
+
+def _triage_sql(filters: Filters, session_text: str, flags: tuple[str, ...]) -> tuple[str, list]:
+    """The joined sessions and their turn figures, filtered: the id text looks at every date."""
+    turns, turn_params = _turns_cte(filters, session_text)
+    conditions, params = _where(filters, session_text, flags)
+    sql = f"""
+        with {turns},
         triaged as (
-            select
-                sessions.session_id, sessions.tenant_id, sessions.business_date,
-                sessions.started_at, sessions.scenario, sessions.pipeline, sessions.end_reason,
-                sessions.duration_seconds, sessions.turn_count, sessions.total_cost,
-                sessions.revenue, sessions.gross_margin, sessions.interruption_count,
-                sessions.degradation_count, sessions.has_unpriced_usage,
-                coalesce(turns.turns_over_budget, 0) as turns_over_budget,
-                turns.* exclude (session_id, turns_over_budget)
+            select {_LISTED}, {_TURN_FIGURES}
             from marts.fct_session_ledger as sessions
             left join turns on sessions.session_id = turns.session_id
             where {conditions}
         )
     """
-    return sql, [*params, *params]
+    return sql, [*turn_params, *params]
 
 
 def _scope(filters: Filters, session_text: str) -> tuple[str, list]:
@@ -141,14 +153,37 @@ def find_sessions(
         order = SEGMENT_SORT.format(line=allowed(sort.removeprefix("slowest:"), _LINES))
     else:
         order = allowed(sort, TRIAGE_SORTS)
+    page_size = int(page_size)
+    window = [page_size, (max(int(page), 1) - 1) * page_size]
+    if sort in SESSION_SORTS and "over_budget" not in flags:
+        # Neither the order nor a flag looks at the turns: the page's sessions are picked from
+        # the ledger first and only their turns are summed, not every turn of the period.
+        conditions, params = _where(filters, session_text, flags)
+        turns, turn_params = _turns_cte(
+            filters, session_text, within="session_id in (select session_id from listed)"
+        )
+        sql = f"""
+            with listed as (
+                select {_LISTED}
+                from marts.fct_session_ledger as sessions
+                where {conditions}
+                order by {order}, started_at desc, session_id
+                limit ? offset ?
+            ),
+            {turns}
+            select listed.*, {_TURN_FIGURES}
+            from listed
+            left join turns on listed.session_id = turns.session_id
+            order by {order}, started_at desc, session_id
+        """
+        return run(version, sql, [*params, *window, *turn_params])
     sql, params = _triage_sql(filters, session_text, flags)
     sql += f"""
         select * from triaged
         order by {order}, started_at desc, session_id
         limit ? offset ?
     """
-    page_size = int(page_size)
-    return run(version, sql, [*params, page_size, (max(int(page), 1) - 1) * page_size])
+    return run(version, sql, [*params, *window])
 
 
 _LINES = {line: line for line in BUDGET_LINES}

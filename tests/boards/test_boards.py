@@ -745,6 +745,8 @@ def test_session_list_pages_instead_of_capping(boards_env):
     assert count_sessions(version, filters) == 3
     pages = [find_sessions(version, filters, page=p, page_size=2) for p in (1, 2, 3)]
     assert [list(p["session_id"]) for p in pages] == [["kiddo-s1", "acme-s1"], ["acme-s0"], []]
+    # The newest-first page is picked before its turns are summed: each keeps its own figures.
+    assert [list(p["turns_over_budget"]) for p in pages] == [[1, 2], [0], []]
     with pytest.raises(ValueError, match="not one of"):
         find_sessions(version, filters, sort="slowest:x; drop table y")
     with pytest.raises(ValueError, match="not one of"):
