@@ -9,8 +9,9 @@ Publishing costs what changed, not the size of the marts:
   date column (`business_date`, `x_business_date`, `usage_date` or `week_start_date`), or one part
   for the whole table when it is small (under `WHOLE_BELOW` rows) or has no such column;
 - a part's content is summarised in DuckDB by its row count and the sum of its rows' hashes (with
-  the table's column names and types); a part whose summary equals the one the current published
-  file records is reused as it is, only the others are written again;
+  the table's column names and types, and its order: the session-keyed marts' parts are written in
+  session order, `published_parts.SESSION_ORDERED`); a part whose summary equals the one the
+  current published file records is reused as it is, only the others are written again;
 - after an incremental build only the parts that build could have changed are summarised: for a
   mart dbt refreshes incrementally (dbt's manifest), the ISO weeks of the refresh plan
   (`ops.refresh_weeks`; with a week either side when the table's part column is not its refresh
