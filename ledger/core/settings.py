@@ -11,7 +11,7 @@
 | `LEDGER_ENGINE`             | `duckdb`                        | engine dbt runs on: `duckdb` or `spark`  |
 | `LEDGER_SPARK_REMOTE`       | unset (a local pyspark)         | `sc://host:port`: Spark runs on the Spark Connect server there (docs/spark.md) |
 | `LEDGER_DBT_UNIT_TESTS`     | unset (on DuckDB only)          | whether a full build runs the dbt unit tests: `true` also on Spark (CI), `false` nowhere |
-| `LEDGER_BUILD_MEMORY_LIMIT` | `50%`                           | DuckDB's memory in a build (`8GB`, `50%` of the machine); beyond it the build spills under `$LEDGER_HOME/tmp/build-spill` |
+| `LEDGER_BUILD_MEMORY_LIMIT` | `50%`                           | DuckDB's memory in a build (`8GB`, `50%` of the machine); beyond it the build spills to `$LEDGER_HOME/warehouse.duckdb.tmp` |
 | `LEDGER_ACCESS_FILE`        | `$LEDGER_HOME/access.yaml`      | who may read the boards (ledger/serving/access_file.py) |
 | `LEDGER_PRICE_MAP`          | the copy `make env` keeps       | LiteLLM's price map for `ledger rates import` |
 | `LEDGER_SIGN_IN_REQUIRED`   | `false`                         | the boards deny everyone while the access file is missing (`ledger serve` sets it when it starts with one) |
@@ -104,7 +104,7 @@ class Settings(BaseModel):
     # DuckDB's memory in a build (dbt's connections): a size (`8GB`, `512MB`) or a share of the
     # machine (`50%`). DuckDB's own default, 80%, is what a 21.5M-event month's build took before
     # the kernel killed it beside the boards and a Spark JVM; capped, the large joins and sorts
-    # spill to `home/tmp/build-spill` instead (docs/benchmarks.md).
+    # spill to `home/warehouse.duckdb.tmp` instead (docs/benchmarks.md).
     build_memory_limit: str = "50%"
     # Who may read the boards and which tenants each sees (ledger/serving/access_file.py); None: the default
     # place, `home/access.yaml`.

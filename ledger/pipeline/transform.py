@@ -13,7 +13,6 @@ vocabulary (`ledger.core.vocabulary.dbt_vars`), the log and target paths under t
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import duckdb
 
@@ -43,7 +42,7 @@ def dbt_target(settings: Settings) -> str:
 
 # The vars that say where a build runs, not what it computes: a change of them leaves earlier
 # results usable (ledger.pipeline.plan's fingerprint leaves them out).
-PLACE_VARS = frozenset({"warehouse_path", "spark_remote", "build_memory_limit", "build_spill_dir"})
+PLACE_VARS = frozenset({"warehouse_path", "spark_remote", "build_memory_limit"})
 
 
 def dbt_vars(settings: Settings) -> dict:
@@ -53,11 +52,8 @@ def dbt_vars(settings: Settings) -> dict:
 
         engine_vars = spark_vars(settings)
     else:
-        # dbt-duckdb sets them on each of its connections (dbt/profiles.yml).
-        engine_vars = {
-            "build_memory_limit": settings.build_memory_limit,
-            "build_spill_dir": str(build_spill_folder(settings)),
-        }
+        # dbt-duckdb sets it on each of its connections (dbt/profiles.yml).
+        engine_vars = {"build_memory_limit": settings.build_memory_limit}
     return {
         "warehouse_path": str(settings.warehouse_path),
         "reporting_currency": settings.reporting_currency,
@@ -107,19 +103,11 @@ def dbt_build_args(settings: Settings, *, incremental: bool = False) -> list[str
 
 def prepare_engine(settings: Settings) -> None:
     """What the engine needs before dbt runs: on Spark, the sources exported as Parquet
-    (`ledger.pipeline.spark.export_sources`); on DuckDB, which reads the warehouse itself, only
-    the folder it spills to (DuckDB does not create a missing parent)."""
+    (`ledger.pipeline.spark.export_sources`); nothing on DuckDB, which reads the warehouse itself."""
     if settings.engine == "spark":
         from ledger.pipeline.spark import export_sources
 
         export_sources(settings)
-    else:
-        build_spill_folder(settings).mkdir(parents=True, exist_ok=True)
-
-
-def build_spill_folder(settings: Settings) -> Path:
-    """Where a DuckDB build spills what does not fit in `Settings.build_memory_limit`."""
-    return settings.home / "tmp" / "build-spill"
 
 
 def prepare_reference(settings: Settings, con: duckdb.DuckDBPyConnection) -> None:
