@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import duckdb
 import pytest
 from click.testing import CliRunner
 
 from ledger.commands.cli import main
 from ledger.core.settings import Settings
+from ledger.pipeline.transform import dbt_vars
 from ledger.serving.links import board_link
 
 
@@ -102,3 +104,15 @@ def test_a_deep_link_is_the_boards_address_the_page_and_its_sorted_filters() -> 
 def test_the_boards_address_must_be_http_without_a_query() -> None:
     with pytest.raises(ValueError, match="LEDGER_BOARDS_URL must be the boards' base address"):
         Settings.from_env({"LEDGER_BOARDS_URL": "ledger.example.com?x=1"})
+
+
+def test_the_build_memory_limit_is_a_size_duckdb_takes() -> None:
+    for given, taken in (("8GB", "8GB"), ("512 MiB", "512MiB"), ("50%", "50%")):
+        limit = Settings.from_env({"LEDGER_BUILD_MEMORY_LIMIT": given}).build_memory_limit
+        assert limit == taken
+        duckdb.connect().execute(f"set memory_limit = '{limit}'")
+    assert Settings().build_memory_limit == "50%"
+    assert dbt_vars(Settings(build_memory_limit="2GB"))["build_memory_limit"] == "2GB"
+    for refused in ("lots", "150%", "8 G"):
+        with pytest.raises(ValueError, match="LEDGER_BUILD_MEMORY_LIMIT must be a size such as"):
+            Settings.from_env({"LEDGER_BUILD_MEMORY_LIMIT": refused})

@@ -11,6 +11,7 @@
 | `LEDGER_ENGINE`             | `duckdb`                        | engine dbt runs on: `duckdb` or `spark`  |
 | `LEDGER_SPARK_REMOTE`       | unset (a local pyspark)         | `sc://host:port`: Spark runs on the Spark Connect server there (docs/spark.md) |
 | `LEDGER_DBT_UNIT_TESTS`     | unset (on DuckDB only)          | whether a full build runs the dbt unit tests: `true` also on Spark (CI), `false` nowhere |
+| `LEDGER_BUILD_MEMORY_LIMIT` | `50%`                           | DuckDB's memory in a build (`8GB`, `50%` of the machine); beyond it the build spills to `$LEDGER_HOME/warehouse.duckdb.tmp` |
 | `LEDGER_ACCESS_FILE`        | `$LEDGER_HOME/access.yaml`      | who may read the boards (ledger/serving/access_file.py) |
 | `LEDGER_PRICE_MAP`          | the copy `make env` keeps       | LiteLLM's price map for `ledger rates import` |
 | `LEDGER_SIGN_IN_REQUIRED`   | `false`                         | the boards deny everyone while the access file is missing (`ledger serve` sets it when it starts with one) |
@@ -31,6 +32,7 @@ object travels whole: `as_json()` / `from_json()` to the Dagster resource (one c
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -56,6 +58,7 @@ ENVIRONMENT: dict[str, str] = {
     "engine": "LEDGER_ENGINE",
     "spark_remote": "LEDGER_SPARK_REMOTE",
     "dbt_unit_tests": "LEDGER_DBT_UNIT_TESTS",
+    "build_memory_limit": "LEDGER_BUILD_MEMORY_LIMIT",
     "access_file": "LEDGER_ACCESS_FILE",
     "price_map": "LEDGER_PRICE_MAP",
     "sign_in_required": "LEDGER_SIGN_IN_REQUIRED",
@@ -67,6 +70,9 @@ ENVIRONMENT: dict[str, str] = {
     "burn_rate_rules": "LEDGER_BURN_RATE_RULES",
     "owner_webhooks": "LEDGER_OWNER_WEBHOOKS",
 }
+
+# A DuckDB memory_limit: a whole or decimal number of bytes in a unit, or a percentage of memory.
+_MEMORY_SIZE = re.compile(r"(\d+(\.\d+)?([KMGT]i?B)|\d{1,2}(\.\d+)?%|100%)", re.IGNORECASE)
 
 # Settings that hold credentials: they travel only through the environment, never in stored config.
 SECRET_FIELDS = ("webhook_url", "dagster_postgres_url", "owner_webhooks")
@@ -95,6 +101,11 @@ class Settings(BaseModel):
     # each (dbt's advice: unit tests in development and CI, not in production builds); the Spark
     # tests ask for them (`true`), so every dispatched Spark macro is still unit-tested on Spark.
     dbt_unit_tests: bool | None = None
+    # DuckDB's memory in a build (dbt's connections): a size (`8GB`, `512MB`) or a share of the
+    # machine (`50%`). DuckDB's own default, 80%, is what a 21.5M-event month's build took before
+    # the kernel killed it beside the boards and a Spark JVM; capped, the large joins and sorts
+    # spill to `home/warehouse.duckdb.tmp` instead (docs/benchmarks.md).
+    build_memory_limit: str = "50%"
     # Who may read the boards and which tenants each sees (ledger/serving/access_file.py); None: the default
     # place, `home/access.yaml`.
     access_file: Path | None = None
@@ -137,6 +148,17 @@ class Settings(BaseModel):
                 f"LEDGER_QUARANTINE_RETENTION_DAYS must be a whole number of days >= 0, got {value}"
             )
         return value
+
+    @field_validator("build_memory_limit")
+    @classmethod
+    def _memory_is_a_size(cls, value: str) -> str:
+        compact = value.replace(" ", "")
+        if not _MEMORY_SIZE.fullmatch(compact):
+            raise ValueError(
+                "LEDGER_BUILD_MEMORY_LIMIT must be a size such as 8GB or 512MB, or a share of "
+                f"the machine such as 50%, got {value!r}"
+            )
+        return compact
 
     @field_validator("boards_url")
     @classmethod

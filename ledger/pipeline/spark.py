@@ -20,6 +20,7 @@ before the next run, should a build have died).
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,7 +28,7 @@ from pathlib import Path
 import duckdb
 
 from ledger.core.settings import DBT_PROJECT_DIR, Settings
-from ledger.core.sql import literal
+from ledger.core.sql import identifier, literal
 from ledger.finops.provider_costs import TABLE as PROVIDER_COSTS
 from ledger.finops.provider_costs import ensure_provider_costs_table
 from ledger.warehouse import connect, raw_root
@@ -207,22 +208,28 @@ def export_sources(settings: Settings) -> None:
     staging.rename(target)
 
 
-def marts_parquet(settings: Settings) -> Iterator[tuple[str, str]]:
-    """(table name, Parquet glob) of every marts table of the last Spark build, by name."""
+def marts_parquet(settings: Settings) -> Iterator[tuple[str, str | None]]:
+    """(table name, Parquet glob) of every marts table of the last Spark build, by name; the glob
+    is None for a table without a file (a week-partitioned table without a row: Spark writes no
+    file for it, only its folder)."""
     marts = tables_dir(settings) / "marts"
     if not marts.is_dir():
         return
     for folder in sorted(p for p in marts.iterdir() if p.is_dir()):
-        yield folder.name, table_parquet(folder) or str(folder / "*.parquet")
+        yield folder.name, table_parquet(folder)
 
 
 def marts_selects(con: duckdb.DuckDBPyConnection, settings: Settings) -> dict[str, str]:
     """`marts.<table>` -> a DuckDB select of the Parquet files Spark wrote for it, timestamps naive
     UTC again (Spark writes instants, which DuckDB reads as TIMESTAMP WITH TIME ZONE). A table
     partitioned by week has the columns DuckDB's has, in the same order: its files hold every
-    column but the partition column, which is left out."""
+    column but the partition column, which is left out. A table without a file is an empty select
+    of its contract's columns."""
     selects = {}
     for name, files in marts_parquet(settings):
+        if files is None:
+            selects[f"marts.{name}"] = empty_select(settings, name)
+            continue
         partitioned = f"/{PARTITION_COLUMN}=" in files
         relation = f"read_parquet({literal(files)}, hive_partitioning = {str(partitioned).lower()})"
         columns = con.execute(f"describe select * from {relation}").fetchall()
@@ -230,13 +237,33 @@ def marts_selects(con: duckdb.DuckDBPyConnection, settings: Settings) -> dict[st
         for column, kind, *_ in columns:
             if partitioned and column == PARTITION_COLUMN:
                 continue
-            quoted = '"' + column.replace('"', '""') + '"'
+            quoted = identifier(column)
             if kind == "TIMESTAMP WITH TIME ZONE":
                 listed.append(f"cast({quoted} at time zone 'UTC' as timestamp) as {quoted}")
             else:
                 listed.append(quoted)
         selects[f"marts.{name}"] = f"select {', '.join(listed)} from {relation}"
     return selects
+
+
+def empty_select(settings: Settings, name: str) -> str:
+    """No rows, with the columns of the mart's enforced contract in their order (the order a
+    contracted table has on either engine), from the build's dbt manifest."""
+    manifest = settings.dbt_target_dir / "manifest.json"
+    columns: dict = {}
+    if manifest.exists():
+        for node in json.loads(manifest.read_text())["nodes"].values():
+            if node.get("resource_type") == "model" and (node.get("alias") or node["name"]) == name:
+                columns = node.get("columns") or {}
+    typed = [(column, spec.get("data_type")) for column, spec in columns.items()]
+    if not typed or any(kind is None for _, kind in typed):
+        raise RuntimeError(
+            f"marts.{name}: the Spark build wrote no Parquet file for it and {manifest} gives no "
+            "typed column list to publish it empty; give the model an enforced contract, or run "
+            "`ledger build` again to rebuild it"
+        )
+    listed = ", ".join(f"cast(null as {kind}) as {identifier(column)}" for column, kind in typed)
+    return f"select {listed} where false"
 
 
 def connect_marts(settings: Settings) -> duckdb.DuckDBPyConnection:

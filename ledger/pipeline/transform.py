@@ -42,16 +42,18 @@ def dbt_target(settings: Settings) -> str:
 
 # The vars that say where a build runs, not what it computes: a change of them leaves earlier
 # results usable (ledger.pipeline.plan's fingerprint leaves them out).
-PLACE_VARS = frozenset({"warehouse_path", "spark_remote"})
+PLACE_VARS = frozenset({"warehouse_path", "spark_remote", "build_memory_limit"})
 
 
 def dbt_vars(settings: Settings) -> dict:
     """The vars of every invocation: the warehouse, the reporting frame and the vocabulary."""
-    engine_vars = {}
     if settings.engine == "spark":
         from ledger.pipeline.spark import spark_vars
 
         engine_vars = spark_vars(settings)
+    else:
+        # dbt-duckdb sets it on each of its connections (dbt/profiles.yml).
+        engine_vars = {"build_memory_limit": settings.build_memory_limit}
     return {
         "warehouse_path": str(settings.warehouse_path),
         "reporting_currency": settings.reporting_currency,

@@ -4,6 +4,7 @@ publish killed half-way leaves nothing behind once the next one starts."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from datetime import date
@@ -15,6 +16,7 @@ import pytest
 from ledger.core.settings import Settings
 from ledger.pipeline.publish import publish, published_parts, remove_publish_leftovers
 from ledger.pipeline.published_parts import OPS_TABLES, PARTS_DIR, SESSION_ORDERED
+from ledger.pipeline.spark import marts_selects, tables_dir
 from ledger.serving.published_copy import open_published
 from ledger.warehouse import connect, copy_warehouse
 from tests.support.homes import LedgerWarehouse
@@ -257,3 +259,28 @@ def test_a_publish_killed_half_way_leaves_the_old_copy_and_its_leftovers_are_cle
     )
     with open_published(home) as con, connect(home.warehouse_path, read_only=True) as wh:
         assert _published_totals(con) == _published_totals(wh)
+
+
+def test_a_spark_mart_without_a_file_is_published_empty_with_the_duckdb_marts_columns(
+    ledger_built_warehouse: LedgerWarehouse, tmp_path: Path
+) -> None:
+    built = ledger_built_warehouse.settings
+    settings = built.model_copy(update={"home": tmp_path / "home", "engine": "spark"})
+    # Spark leaves only a folder for a week-partitioned table without a row (no turns at all).
+    folder = tables_dir(settings) / "marts" / "fct_turn_latency"
+    folder.mkdir(parents=True)
+    (folder / "_SUCCESS").touch()
+    with duckdb.connect() as con, pytest.raises(RuntimeError, match="give the model an enforced"):
+        marts_selects(con, settings)
+
+    settings.dbt_target_dir.mkdir(parents=True)
+    shutil.copy(built.dbt_target_dir / "manifest.json", settings.dbt_target_dir)
+    with duckdb.connect() as con:
+        [(name, select)] = marts_selects(con, settings).items()
+        columns = con.execute(f"describe {select}").fetchall()
+        assert con.execute(f"select count(*) from ({select})").fetchall() == [(0,)]
+    with connect(built.warehouse_path, read_only=True) as warehouse:
+        expected = warehouse.execute("describe marts.fct_turn_latency").fetchall()
+    assert name == "marts.fct_turn_latency"
+    assert [column[:2] for column in columns] == [column[:2] for column in expected]
+    assert len(columns) == 28
