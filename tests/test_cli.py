@@ -113,6 +113,6 @@ def test_the_build_memory_limit_is_a_size_duckdb_takes() -> None:
         duckdb.connect().execute(f"set memory_limit = '{limit}'")
     assert Settings().build_memory_limit == "50%"
     assert dbt_vars(Settings(build_memory_limit="2GB"))["build_memory_limit"] == "2GB"
-    for refused in ("lots", "150%", "8 G"):
-        with pytest.raises(ValueError, match="LEDGER_BUILD_MEMORY_LIMIT must be a size such as"):
+    for refused in ("lots", "150%", "8 G", "0%", "0.0GB"):
+        with pytest.raises(ValueError, match="LEDGER_BUILD_MEMORY_LIMIT must be a size above zero"):
             Settings.from_env({"LEDGER_BUILD_MEMORY_LIMIT": refused})

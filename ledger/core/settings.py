@@ -153,10 +153,11 @@ class Settings(BaseModel):
     @classmethod
     def _memory_is_a_size(cls, value: str) -> str:
         compact = value.replace(" ", "")
-        if not _MEMORY_SIZE.fullmatch(compact):
+        # Zero is a size DuckDB takes, and a build that can hold nothing in memory.
+        if not _MEMORY_SIZE.fullmatch(compact) or not float(re.match(r"[\d.]+", compact)[0]):
             raise ValueError(
-                "LEDGER_BUILD_MEMORY_LIMIT must be a size such as 8GB or 512MB, or a share of "
-                f"the machine such as 50%, got {value!r}"
+                "LEDGER_BUILD_MEMORY_LIMIT must be a size above zero such as 8GB or 512MB, or a "
+                f"share of the machine such as 50%, got {value!r}"
             )
         return compact
 
