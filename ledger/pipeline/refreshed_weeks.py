@@ -3,7 +3,6 @@ again when publishing (the others are the ones already published)."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -11,6 +10,7 @@ import duckdb
 
 from ledger.core.settings import Settings
 from ledger.pipeline.published_parts import PUBLISHED_SCHEMA, week_label
+from ledger.pipeline.transform import built_models
 
 
 @dataclass(frozen=True)
@@ -41,15 +41,15 @@ def refreshed_weeks(con: duckdb.DuckDBPyConnection, settings: Settings) -> Refre
     ones either side."""
     if settings.engine != "duckdb":
         return None
-    manifest_path = settings.dbt_target_dir / "manifest.json"
     [(found,)] = con.execute(
         "select count(*) from duckdb_tables() where database_name = 'warehouse' "
         "and schema_name = 'ops' and table_name in ('refresh_run', 'refresh_weeks')"
     ).fetchall()
-    if found != 2 or not manifest_path.exists():
+    if found != 2:
         return None
     [(mode,)] = con.execute("select any_value(mode) from warehouse.ops.refresh_run").fetchall()
-    if mode != "incremental":
+    models = built_models(settings) if mode == "incremental" else {}
+    if not models:
         return None
     mondays = [
         monday
@@ -57,21 +57,16 @@ def refreshed_weeks(con: duckdb.DuckDBPyConnection, settings: Settings) -> Refre
             "select distinct week_start from warehouse.ops.refresh_weeks"
         ).fetchall()
     ]
-    try:
-        nodes = list(json.loads(manifest_path.read_text())["nodes"].values())
-    except (OSError, ValueError, KeyError, AttributeError):
-        return None
     keys = {}
-    for node in nodes:
+    for name, node in models.items():
         config = node.get("config") or {}
         key = config.get("unique_key")
         if (
-            node.get("resource_type") == "model"
-            and node.get("schema") == PUBLISHED_SCHEMA
+            node.get("schema") == PUBLISHED_SCHEMA
             and config.get("materialized") == "incremental"
             and isinstance(key, str)
         ):
-            keys[node.get("alias") or node["name"]] = key
+            keys[name] = key
     weeks = {week_label(monday) for monday in mondays} | {"none"}
     around = weeks | {
         week_label(monday + timedelta(days=shift)) for monday in mondays for shift in (-7, 7)

@@ -20,7 +20,6 @@ before the next run, should a build have died).
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -249,14 +248,12 @@ def marts_selects(con: duckdb.DuckDBPyConnection, settings: Settings) -> dict[st
 def empty_select(settings: Settings, name: str) -> str:
     """No rows, with the columns of the mart's enforced contract in their order (the order a
     contracted table has on either engine), from the build's dbt manifest."""
-    manifest = settings.dbt_target_dir / "manifest.json"
-    columns: dict = {}
-    if manifest.exists():
-        for node in json.loads(manifest.read_text())["nodes"].values():
-            if node.get("resource_type") == "model" and (node.get("alias") or node["name"]) == name:
-                columns = node.get("columns") or {}
+    from ledger.pipeline.transform import built_models
+
+    columns = built_models(settings).get(name, {}).get("columns") or {}
     typed = [(column, spec.get("data_type")) for column, spec in columns.items()]
     if not typed or any(kind is None for _, kind in typed):
+        manifest = settings.dbt_target_dir / "manifest.json"
         raise RuntimeError(
             f"marts.{name}: the Spark build wrote no Parquet file for it and {manifest} gives no "
             "typed column list to publish it empty; give the model an enforced contract, or run "

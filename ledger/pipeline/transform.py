@@ -101,6 +101,20 @@ def dbt_build_args(settings: Settings, *, incremental: bool = False) -> list[str
     return ["build", "--full-refresh", *skipped, *dbt_run_flags(settings, refresh_mode="full")]
 
 
+def built_models(settings: Settings) -> dict[str, dict]:
+    """The model nodes of the last build's dbt manifest, by relation name (alias, else name);
+    empty when there is no readable manifest."""
+    try:
+        nodes = json.loads((settings.dbt_target_dir / "manifest.json").read_text())["nodes"]
+        return {
+            node.get("alias") or node["name"]: node
+            for node in nodes.values()
+            if node.get("resource_type") == "model"
+        }
+    except (OSError, ValueError, KeyError, AttributeError, TypeError):
+        return {}
+
+
 def prepare_engine(settings: Settings) -> None:
     """What the engine needs before dbt runs: on Spark, the sources exported as Parquet
     (`ledger.pipeline.spark.export_sources`); nothing on DuckDB, which reads the warehouse itself."""
