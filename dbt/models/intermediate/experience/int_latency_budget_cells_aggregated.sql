@@ -59,68 +59,68 @@ cells as (
 
 -- "Who owns the breach": the segment whose P95 overshoots its budget most, relative to the
 -- budget (P95 of duration / budget; with one budget in the cell that is p95_ms / budget_ms).
--- Ties go to the earlier segment in the pipeline.
+-- Ties go to the earlier segment in the pipeline. A window over the cells rather than a join of
+-- them with their own ranking: Spark inlines a CTE at each reference, so a second reference to
+-- `cells` would compute its ten percentiles twice.
+ranked as (
+    select
+        *,
+        segment <> 'first_audio' and p95_budget_ratio is not null as is_ranked,
+    from cells
+),
+
 worst_segments as (
+    select
+        *,
+        -- The first row of the cell group is a ranked segment whenever the group has one; the
+        -- `case` leaves a group without any ranked segment with NULLs.
+        first_value(case when is_ranked then segment end) over cell_group
+            as worst_segment_at_p95,
+        first_value(case when is_ranked then owner end) over cell_group
+            as worst_segment_owner,
+        first_value(case when is_ranked then p95_budget_ratio end) over cell_group
+            as worst_p95_budget_ratio,
+    from ranked
+    window cell_group as (
+        partition by grain, tenant_id, scenario, business_date, iso_week
+        order by is_ranked desc, p95_budget_ratio desc, segment_order asc
+    )
+),
+
+final as (
     select
         grain,
         tenant_id,
         scenario,
         business_date,
         iso_week,
-        segment as worst_segment_at_p95,
-        owner as worst_segment_owner,
-        p95_budget_ratio as worst_p95_budget_ratio,
-    from cells
-    where segment <> 'first_audio'
-        and p95_budget_ratio is not null
-    qualify row_number() over (
-        partition by grain, tenant_id, scenario, business_date, iso_week
-        order by p95_budget_ratio desc, segment_order asc
-    ) = 1
-),
-
-final as (
-    select
-        cells.grain,
-        cells.tenant_id,
-        cells.scenario,
-        cells.business_date,
-        cells.iso_week,
-        cells.week_start_date,
-        cells.segment,
-        cells.segment_order,
-        cells.owner,
+        week_start_date,
+        segment,
+        segment_order,
+        owner,
         case
-            when cells.min_budget_ms = cells.max_budget_ms then cells.min_budget_ms
+            when min_budget_ms = max_budget_ms then min_budget_ms
         end as budget_ms,
-        cells.min_budget_ms,
-        cells.max_budget_ms,
-        cells.turns,
-        cells.measured_turns,
-        cells.p50_ms,
-        cells.p95_ms,
-        cells.over_budget_turns,
-        cells.over_budget_turns / nullif(cells.measured_turns, 0) as over_budget_share,
-        cells.p95_overshoot_ms,
-        cells.p95_budget_ratio,
-        cells.p95_budget_ratio > 1 as is_p95_over_budget,
-        coalesce(cells.segment = worst_segments.worst_segment_at_p95, false)
-            as is_worst_segment_at_p95,
-        worst_segments.worst_segment_at_p95,
-        worst_segments.worst_segment_owner,
-        worst_segments.worst_p95_budget_ratio,
+        min_budget_ms,
+        max_budget_ms,
+        turns,
+        measured_turns,
+        p50_ms,
+        p95_ms,
+        over_budget_turns,
+        over_budget_turns / nullif(measured_turns, 0) as over_budget_share,
+        p95_overshoot_ms,
+        p95_budget_ratio,
+        p95_budget_ratio > 1 as is_p95_over_budget,
+        coalesce(segment = worst_segment_at_p95, false) as is_worst_segment_at_p95,
+        worst_segment_at_p95,
+        worst_segment_owner,
+        worst_p95_budget_ratio,
         -- Only a segment whose P95 is actually over its budget has a breach to own.
         case
-            when worst_segments.worst_p95_budget_ratio > 1
-                then worst_segments.worst_segment_owner
+            when worst_p95_budget_ratio > 1 then worst_segment_owner
         end as breach_owner,
-    from cells
-    left join worst_segments
-        on cells.grain = worst_segments.grain
-        and cells.tenant_id is not distinct from worst_segments.tenant_id
-        and cells.scenario is not distinct from worst_segments.scenario
-        and cells.business_date is not distinct from worst_segments.business_date
-        and cells.iso_week is not distinct from worst_segments.iso_week
+    from worst_segments
 )
 
 select * from final
