@@ -37,54 +37,30 @@ turns as (
         week_start_date,
         min(started_at) as turn_started_at,
         count(*) as segments_measured,
+        sum(duration_ms) as measured_duration_ms,
     from measured_segments
     group by all
 ),
 
--- SPEC 6: first audio is the sum of the five segment durations, only when all five are present.
-first_audio as (
-    select
-        session_id,
-        turn_index,
-        'first_audio' as segment,
-        sum(duration_ms) as duration_ms,
-    from measured_segments
-    group by session_id, turn_index
-    having count(*) = 5
-),
-
-durations as (
-    select
-        session_id,
-        turn_index,
-        segment,
-        duration_ms,
-    from measured_segments
-
-    union all
-
-    select
-        session_id,
-        turn_index,
-        segment,
-        duration_ms,
-    from first_audio
-),
-
 -- Every turn gets all six rows, so a segment that was not measured still shows its budget and
--- still counts in the turn total of its cell.
+-- still counts in the turn total of its cell. SPEC 6: first audio is the sum of the five segment
+-- durations, only when all five are present; taken from the turn's own aggregate, as Spark
+-- inlines a CTE at each reference and a second aggregate would read the segments again.
 turn_segments as (
     select
         turns.*,
         segment_catalogue.segment,
         segment_catalogue.segment_order,
-        durations.duration_ms,
+        case
+            when segment_catalogue.segment <> 'first_audio' then measured_segments.duration_ms
+            when turns.segments_measured = 5 then turns.measured_duration_ms
+        end as duration_ms,
     from turns
     cross join segment_catalogue
-    left join durations
-        on turns.session_id = durations.session_id
-        and turns.turn_index = durations.turn_index
-        and segment_catalogue.segment = durations.segment
+    left join measured_segments
+        on turns.session_id = measured_segments.session_id
+        and turns.turn_index = measured_segments.turn_index
+        and segment_catalogue.segment = measured_segments.segment
 ),
 
 default_budgets as (
