@@ -5,12 +5,15 @@
     `claims` names a CTE with one row per waste claim and the columns `source`, `event_id`,
     `session_id`, `tenant_id`, `occurred_at`, `turn_index`, `is_false_interruption`,
     `wasted_output_tokens`, `wasted_tts_characters`; `usage_lines` names a CTE of
-    int_usage_lines_priced. The macro defines `<prefix>_output_usage`, `<prefix>_output_matches`,
-    `<prefix>_tts_usage`, `<prefix>_tts_matches` and `<prefix>_priced`, one row per claim.
+    int_usage_lines_priced. The macro defines `<prefix>_usage`, `<prefix>_matches`,
+    `<prefix>_matched`, `<prefix>_by_kind` and `<prefix>_priced`, one row per claim.
 
     Waste of a kind is priced at the unit price of the usage of that kind in the same session and
     turn (the latest, if several); with none in the turn, the latest in the session at or before
     the claim. With none at all, or that usage unpriced, the claim is unpriced (NULL, never 0).
+
+    Each of `claims` and `usage_lines` is read once, both kinds in one join: Spark inlines a CTE
+    at each reference, so a claims CTE read three times would be computed three times.
 -#}
 {% macro interruption_waste_ctes(claims, usage_lines, prefix='waste') -%}
 {%- set kinds = [
@@ -18,9 +21,10 @@
      'wasted': 'wasted_output_tokens'},
     {'name': 'tts', 'meters': ['tts.characters'], 'wasted': 'wasted_tts_characters'},
 ] -%}
-{% for kind in kinds %}
-{%- set usage = prefix ~ '_' ~ kind.name ~ '_usage' -%}
-{%- set matches = prefix ~ '_' ~ kind.name ~ '_matches' -%}
+{%- set claim_columns = ['event_id', 'source', 'session_id', 'tenant_id', 'occurred_at',
+    'turn_index', 'is_false_interruption', 'wasted_output_tokens', 'wasted_tts_characters'] -%}
+{%- set usage = prefix ~ '_usage' -%}
+{%- set matches = prefix ~ '_matches' -%}
 {{ usage }} as (
     select
         session_id,
@@ -29,30 +33,39 @@
         source,
         event_id,
         unit_price_reporting,
+        case
+            {%- for kind in kinds %}
+            when meter in ('{{ kind.meters | join("', '") }}') then '{{ kind.name }}'
+            {%- endfor %}
+        end as usage_kind,
     from {{ usage_lines }}
-    where meter in ('{{ kind.meters | join("', '") }}')
+    where meter in (
+        {%- for kind in kinds %}'{{ kind.meters | join("', '") }}'{{ ', ' if not loop.last }}{% endfor -%}
+    )
 ),
 
+-- Every claim, with its best usage of each kind (a claim without any usage keeps one row).
 {{ matches }} as (
     select
-        {{ claims }}.source as claim_source,
-        {{ claims }}.event_id as claim_event_id,
+        {%- for column in claim_columns %}
+        {{ claims }}.{{ column }},
+        {%- endfor %}
+        {{ usage }}.usage_kind,
         {{ usage }}.event_id as usage_event_id,
-        {{ usage }}.source as usage_source,
         {{ usage }}.unit_price_reporting,
         case
             when {{ usage }}.turn_index = {{ claims }}.turn_index then 'same_turn'
             else 'session_fallback'
         end as match_rule,
     from {{ claims }}
-    inner join {{ usage }}
+    left join {{ usage }}
         on {{ claims }}.session_id = {{ usage }}.session_id
         and (
             {{ usage }}.turn_index = {{ claims }}.turn_index
             or {{ usage }}.occurred_at <= {{ claims }}.occurred_at
         )
     qualify row_number() over (
-        partition by {{ claims }}.source, {{ claims }}.event_id
+        partition by {{ claims }}.source, {{ claims }}.event_id, {{ usage }}.usage_kind
         order by
             coalesce({{ usage }}.turn_index = {{ claims }}.turn_index, false) desc,
             {{ usage }}.occurred_at desc,
@@ -61,42 +74,45 @@
     ) = 1
 ),
 
-{% endfor -%}
+{{ prefix }}_matched as (
+    select
+        {%- for column in claim_columns %}
+        {{ column }},
+        {%- endfor %}
+        {%- for kind in kinds %}
+        max(case when usage_kind = '{{ kind.name }}' then usage_event_id end)
+            as {{ kind.name }}_usage_event_id,
+        max(case when usage_kind = '{{ kind.name }}' then match_rule end)
+            as {{ kind.name }}_match_rule,
+        max(case when usage_kind = '{{ kind.name }}' then unit_price_reporting end)
+            as {{ kind.name }}_unit_price_reporting,
+        {%- endfor %}
+    from {{ matches }}
+    group by {{ claim_columns | join(', ') }}
+),
+
 {{ prefix }}_by_kind as (
     select
-        {{ claims }}.event_id,
-        {{ claims }}.source,
-        {{ claims }}.session_id,
-        {{ claims }}.tenant_id,
-        {{ claims }}.occurred_at,
-        {{ claims }}.turn_index,
-        {{ claims }}.is_false_interruption,
+        {%- for column in claim_columns if column not in ('wasted_output_tokens', 'wasted_tts_characters') %}
+        {{ column }},
+        {%- endfor %}
         {%- for kind in kinds %}
-        {%- set matches = prefix ~ '_' ~ kind.name ~ '_matches' %}
-        {{ claims }}.{{ kind.wasted }},
-        {{ matches }}.usage_event_id as {{ kind.name }}_usage_event_id,
-        {{ matches }}.match_rule as {{ kind.name }}_match_rule,
-        {{ matches }}.unit_price_reporting as {{ kind.name }}_unit_price_reporting,
+        {{ kind.wasted }},
+        {{ kind.name }}_usage_event_id,
+        {{ kind.name }}_match_rule,
+        {{ kind.name }}_unit_price_reporting,
         case
-            when {{ claims }}.{{ kind.wasted }} = 0 then null
-            when {{ matches }}.usage_event_id is null then 'no_{{ kind.name }}_usage'
-            when {{ matches }}.unit_price_reporting is null
+            when {{ kind.wasted }} = 0 then null
+            when {{ kind.name }}_usage_event_id is null then 'no_{{ kind.name }}_usage'
+            when {{ kind.name }}_unit_price_reporting is null
                 then '{{ kind.name }}_usage_unpriced'
         end as {{ kind.name }}_unpriced_reason,
         case
-            when {{ claims }}.{{ kind.wasted }} = 0 then {{ money(0) }}
-            else {{ money(
-                claims ~ '.' ~ kind.wasted ~ ' * '
-                ~ matches ~ '.unit_price_reporting') }}
+            when {{ kind.wasted }} = 0 then {{ money(0) }}
+            else {{ money(kind.wasted ~ ' * ' ~ kind.name ~ '_unit_price_reporting') }}
         end as {{ kind.name }}_waste_amount,
         {%- endfor %}
-    from {{ claims }}
-    {%- for kind in kinds %}
-    {%- set matches = prefix ~ '_' ~ kind.name ~ '_matches' %}
-    left join {{ matches }}
-        on {{ claims }}.source = {{ matches }}.claim_source
-        and {{ claims }}.event_id = {{ matches }}.claim_event_id
-    {%- endfor %}
+    from {{ prefix }}_matched
 ),
 
 {{ prefix }}_priced as (
