@@ -71,8 +71,8 @@
 {#- dbt's `unique` test, the same rows (each key found more than once, with its count), with the
     keys shuffled before they are counted: a key test's keys are nearly all distinct, and Spark's
     counting of them ahead of the shuffle (to send fewer rows) sends as many and costs a hash
-    table of every key per task (the bench month's event, usage-line keys: 8.6-9.6 s of CPU
-    against 5.4-6.1 s so). Without a partition count, adaptive execution still packs a small
+    table of every key per task (the bench month's event key: 9.3-12.5 s of CPU against 6.5-7.6 s
+    so). Without a partition count, adaptive execution still packs a small
     table's keys into one task. -#}
 {% macro spark__test_unique(model, column_name) -%}
 select
@@ -90,7 +90,7 @@ having count(*) > 1
 {#- dbt's `relationships` test, the same rows (each child row whose value no parent row has), by
     an anti join: the outer join of the default pairs a child row with every parent row of its
     value before it drops the matched ones, and a parent such as the session ledger has thousands
-    of rows per tenant (fct_usage_cost_daily's tenants: 1.3 s of CPU against 0.4-0.5 s so). -#}
+    of rows per tenant (fct_usage_cost_daily's tenants: 1.1-1.4 s of CPU against 0.4-0.7 s so). -#}
 {% macro spark__test_relationships(model, column_name, to, field) -%}
 with child as (
     select {{ column_name }} as from_field
