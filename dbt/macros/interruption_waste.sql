@@ -21,8 +21,10 @@
      'wasted': 'wasted_output_tokens'},
     {'name': 'tts', 'meters': ['tts.characters'], 'wasted': 'wasted_tts_characters'},
 ] -%}
-{%- set claim_columns = ['event_id', 'source', 'session_id', 'tenant_id', 'occurred_at',
-    'turn_index', 'is_false_interruption', 'wasted_output_tokens', 'wasted_tts_characters'] -%}
+{#- What a claim is, then what it claims of each kind. -#}
+{%- set claim_keys = ['event_id', 'source', 'session_id', 'tenant_id', 'occurred_at',
+    'turn_index', 'is_false_interruption'] -%}
+{%- set claim_columns = claim_keys + (kinds | map(attribute='wasted') | list) -%}
 {%- set usage = prefix ~ '_usage' -%}
 {%- set matches = prefix ~ '_matches' -%}
 {{ usage }} as (
@@ -93,7 +95,7 @@
 
 {{ prefix }}_by_kind as (
     select
-        {%- for column in claim_columns if column not in ('wasted_output_tokens', 'wasted_tts_characters') %}
+        {%- for column in claim_keys %}
         {{ column }},
         {%- endfor %}
         {%- for kind in kinds %}
