@@ -72,7 +72,7 @@ ENVIRONMENT: dict[str, str] = {
 }
 
 # A DuckDB memory_limit: a whole or decimal number of bytes in a unit, or a percentage of memory.
-_MEMORY_SIZE = re.compile(r"(\d+(\.\d+)?([KMGT]i?B)|\d{1,2}(\.\d+)?%|100%)", re.IGNORECASE)
+_MEMORY_SIZE = re.compile(r"(?P<number>\d+(\.\d+)?)(?P<unit>[KMGT]i?B|%)", re.IGNORECASE)
 
 # Settings that hold credentials: they travel only through the environment, never in stored config.
 SECRET_FIELDS = ("webhook_url", "dagster_postgres_url", "owner_webhooks")
@@ -153,8 +153,13 @@ class Settings(BaseModel):
     @classmethod
     def _memory_is_a_size(cls, value: str) -> str:
         compact = value.replace(" ", "")
+        size = _MEMORY_SIZE.fullmatch(compact)
         # Zero is a size DuckDB takes, and a build that can hold nothing in memory.
-        if not _MEMORY_SIZE.fullmatch(compact) or not float(re.match(r"[\d.]+", compact)[0]):
+        if (
+            size is None
+            or float(size["number"]) == 0
+            or (size["unit"] == "%" and float(size["number"]) > 100)
+        ):
             raise ValueError(
                 "LEDGER_BUILD_MEMORY_LIMIT must be a size above zero such as 8GB or 512MB, or a "
                 f"share of the machine such as 50%, got {value!r}"
