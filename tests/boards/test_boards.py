@@ -946,8 +946,7 @@ def test_the_boards_keep_reading_while_the_pipeline_builds_and_pick_up_the_new_c
         text=True,
     )
     versions, totals, page_runs = set(), set(), 0
-    deadline = time.monotonic() + 240
-    while build.poll() is None and time.monotonic() < deadline:
+    while build.poll() is None:
         version = connection.current_version()
         versions.add(version)
         # Uncached reads straight from the copy: always all three sessions, never a partial file.
@@ -961,7 +960,7 @@ def test_the_boards_keep_reading_while_the_pipeline_builds_and_pick_up_the_new_c
             assert metrics(at)["Revenue"][0] == "CNY 4.00"
             page_runs += 1
         time.sleep(0.05)
-    output = build.communicate(timeout=60)[0]
+    output = build.communicate()[0]
 
     assert build.returncode == 0, output
     assert "build succeeded" in output

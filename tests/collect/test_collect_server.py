@@ -80,8 +80,8 @@ class Collector:
             stderr=subprocess.STDOUT,
             cwd=REPO_ROOT,
         )
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and self.process.poll() is None:
+        # Until it answers or exits, however loaded the machine (the per-test timeout bounds it).
+        while self.process.poll() is None:
             try:
                 if self.request("GET", "/healthz")[0] == 200:
                     return self
@@ -305,10 +305,9 @@ def _ingest(landing: Path, home: Path):
 
 def _client(collector: Collector, name: str, batches: range, size: int, sent: list) -> None:
     """Sends its batches in order; a batch is re-sent (same event ids) until it gets a 202."""
-    deadline = time.monotonic() + 90
     for batch in batches:
         events = [_event(n, session=f"{name}-b{batch}") for n in range(size)]
-        while time.monotonic() < deadline:
+        while True:
             try:
                 if collector.post_events(events)[0] == 202:
                     sent.append(len(events))
@@ -631,8 +630,8 @@ def _status(port: int, path: str = "/healthz") -> int:
 
 def _eventually_status(port: int, expected: int) -> int:
     # The server notices closed connections on its own schedule: ask until it has.
-    deadline, status = time.monotonic() + 30, 0
-    while time.monotonic() < deadline and status != expected:
+    status = 0
+    while status != expected:
         status = _status(port)
         time.sleep(0.05)
     return status

@@ -52,7 +52,7 @@ def serving(
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
+        # Until it answers or exits, however loaded the machine (the per-test timeout bounds it).
         while True:
             try:
                 with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
@@ -60,7 +60,7 @@ def serving(
                         break
             except OSError:
                 pass
-            if server.poll() is not None or time.monotonic() > deadline:
+            if server.poll() is not None:
                 raise RuntimeError(f"streamlit did not come up:\n{log_path.read_text()}")
             time.sleep(0.2)
         yield url
