@@ -955,18 +955,24 @@ def budgets_review(
 
 
 @export.command("openslo")
-@click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="A directory (openslo.yaml is written into it) or a file to write.",
+)
 def export_openslo_command(out: Path) -> None:
     """The latency SLOs (latency_budgets.yaml, LEDGER_SLO_WINDOW_DAYS, LEDGER_BURN_RATE_RULES) as
-    OpenSLO v1 documents in one YAML file: SLIs, SLOs, burn-rate alert conditions and policies."""
+    OpenSLO v1 documents in one YAML file: SLIs, SLOs, burn-rate alert conditions, policies and
+    the owner teams' notification targets."""
     from ledger.reference import ReferenceDataError
     from ledger.serving.openslo import export_openslo
 
     try:
-        count = export_openslo(_settings(), out)
+        written, count = export_openslo(_settings(), out)
     except ReferenceDataError as exc:
         raise click.ClickException(str(exc)) from None
-    console.print(f"{count} SLOs as OpenSLO v1 documents: {out}", highlight=False, markup=False)
+    console.print(f"{count} SLOs as OpenSLO v1 documents: {written}", highlight=False, markup=False)
 
 
 @budgets.command("forecast-accuracy")
