@@ -26,22 +26,25 @@ def _settings() -> Settings:
 
 class _LedgerGroup(click.Group):
     """Turns a damaged warehouse, on any command, into one line that names `ledger recover`, and a
-    home another run holds into one line that names the holder."""
+    home or warehouse another run holds into one line that names the holder."""
 
     def invoke(self, ctx: click.Context):
         import duckdb
 
         from ledger.core.home_lock import HomeLocked
-        from ledger.warehouse import corruption_message, is_corruption
+        from ledger.warehouse import corruption_message, is_corruption, lock_conflict_message
 
         try:
             return super().invoke(ctx)
         except HomeLocked as exc:
             raise click.ClickException(str(exc)) from None
         except duckdb.Error as exc:
-            if not is_corruption(exc):
+            if is_corruption(exc):
+                raise click.ClickException(corruption_message(exc)) from None
+            conflict = lock_conflict_message(exc)
+            if conflict is None:
                 raise
-            raise click.ClickException(corruption_message(exc)) from None
+            raise click.ClickException(conflict) from None
 
 
 @click.group(cls=_LedgerGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -131,12 +134,20 @@ def ingest(paths: tuple[Path, ...]) -> None:
 
     settings = _settings()
     targets = list(paths) or [settings.landing_dir]
+    refused: list[Path] = []
     with home_lock(settings.home):  # another run holding the home: stop now, say who
-        results = _ingest_with_progress(settings, targets)
+        results = _ingest_with_progress(settings, targets, refused)
     _print_ingest_totals(results, settings)
+    # Paths the user named and did not get read are a failure of what was asked; a link found in
+    # the landing folder's own scan is only reported (its reason is printed above).
+    if paths and refused:
+        raise click.ClickException(
+            f"{len(refused)} of the paths named were refused (see above): nothing was read from "
+            "them"
+        )
 
 
-def _ingest_with_progress(settings: Settings, targets: list[Path]):
+def _ingest_with_progress(settings: Settings, targets: list[Path], refused_paths: list[Path]):
     from ledger.ingest import ingest_paths
 
     with Progress(
@@ -158,6 +169,7 @@ def _ingest_with_progress(settings: Settings, targets: list[Path]):
             progress.advance(task)
 
         def refused(path: Path, why: str) -> None:
+            refused_paths.append(path)
             progress.console.print(_file_line(f"{path}: {why}"), style="yellow")
 
         try:
@@ -656,6 +668,7 @@ def alerts_run(day: str | None) -> None:
     from ledger.alerts.delivery import WebhookURLError
     from ledger.alerts.figures import MartsMissingError
     from ledger.alerts.run import run_alerts
+    from ledger.core.home_lock import home_lock
     from ledger.pipeline.publish import publish_records
 
     settings = _settings()
@@ -664,17 +677,20 @@ def alerts_run(day: str | None) -> None:
             day = date.fromisoformat(day)  # type: ignore[assignment]
         except ValueError as exc:
             raise click.UsageError(f"--date takes YYYY-MM-DD or 'latest', got {day!r}") from exc
-    try:
-        result = run_alerts(
-            settings,
-            day or None,
-            echo=lambda text: console.print(f"alert: {text}", highlight=False, markup=False),
-        )
-    except (MartsMissingError, WebhookURLError) as exc:
-        raise click.ClickException(str(exc)) from None
-    # The boards' anomaly inbox reads the published copy: publish what the run recorded, so the
-    # link a notification carries finds its anomaly there.
-    publish_records(settings)
+    # It writes ops tables and publishes them: one run at a time per home, refused in one line
+    # naming the holder (a build, say) rather than a lock error from the warehouse.
+    with home_lock(settings.home):
+        try:
+            result = run_alerts(
+                settings,
+                day or None,
+                echo=lambda text: console.print(f"alert: {text}", highlight=False, markup=False),
+            )
+        except (MartsMissingError, WebhookURLError) as exc:
+            raise click.ClickException(str(exc)) from None
+        # The boards' anomaly inbox reads the published copy: publish what the run recorded, so
+        # the link a notification carries finds its anomaly there.
+        publish_records(settings)
     for line in result.lines:
         console.print(line, highlight=False, markup=False)
     if result.failed:
@@ -699,17 +715,19 @@ def report_weekly(week: str | None) -> None:
     """Write the weekly margin review: HTML, Markdown and XLSX under LEDGER_HOME/reports/<week>/."""
     from ledger.alerts.figures import MartsMissingError
     from ledger.core.calendar import WeekError
+    from ledger.core.home_lock import home_lock
     from ledger.pipeline.publish import publish_records
     from ledger.report.review import write_weekly_review
     from ledger.serving.published_copy import NotPublishedError
 
     settings = _settings()
-    try:
-        result = write_weekly_review(settings, week)
-    except (MartsMissingError, NotPublishedError, WeekError) as exc:
-        raise click.ClickException(str(exc)) from exc
-    # The boards show the restatements the review found: publish them.
-    publish_records(settings)
+    with home_lock(settings.home):  # it records restatements and publishes: one run at a time
+        try:
+            result = write_weekly_review(settings, week)
+        except (MartsMissingError, NotPublishedError, WeekError) as exc:
+            raise click.ClickException(str(exc)) from exc
+        # The boards show the restatements the review found: publish them.
+        publish_records(settings)
     for line in result.lines:
         console.print(line, highlight=False, markup=False)
 

@@ -7,6 +7,7 @@ from ledger.warehouse.connection import (
     connect,
     corruption_message,
     is_corruption,
+    lock_conflict_message,
     mentions_corruption,
     raise_if_damaged,
 )
@@ -26,6 +27,7 @@ __all__ = [
     "ensure_raw_schema",
     "is_corruption",
     "land_events",
+    "lock_conflict_message",
     "mentions_corruption",
     "raise_if_damaged",
     "raw_root",
