@@ -377,7 +377,7 @@ def test_a_killed_collector_loses_no_accepted_batch_and_retries_add_nothing_twic
 
 def test_http_sink_delivers_every_event_and_spills_what_is_refused(collector, tmp_path):
     url = f"http://127.0.0.1:{collector.port}"
-    sink = HttpSink(url, TOKENS["gw-b"], batch_size=50, flush_seconds=0.05)
+    sink = HttpSink(url, TOKENS["gw-b"], batch_size=50, flush_seconds=0.05, spool=tmp_path / "q")
     for number in range(230):
         sink.emit(_event(number, session="sink-s1", source="gw-b"))
     sink.close()
@@ -426,9 +426,7 @@ def test_credentials_errors_name_the_file_and_entry_never_a_secret(tmp_path):
     assert "from-env" not in repr(credentials)
 
 
-def test_http_sink_with_the_collector_down_spills_on_close_or_says_what_was_not_sent(tmp_path):
-    from ledger.collect.sink import DeliveryError
-
+def test_http_sink_with_the_collector_down_spills_to_its_fallback_on_close(tmp_path):
     url = f"http://127.0.0.1:{_free_port()}"  # nothing listens there
     fallback = FileSink(tmp_path / "spill")
     sink = HttpSink(url, "t", batch_size=2, flush_seconds=0.05, fallback=fallback)
@@ -438,10 +436,44 @@ def test_http_sink_with_the_collector_down_spills_on_close_or_says_what_was_not_
     spilled = [e for p in (tmp_path / "spill").glob("*.jsonl") for e in _stored_lines(p)]
     assert sorted(e["event_id"] for e in spilled) == [f"down-s1-e{n}" for n in range(5)]
 
-    unguarded = HttpSink(url, "t", batch_size=2, flush_seconds=0.05)
-    unguarded.emit(_event(0, session="down-s2"))
-    with pytest.raises(DeliveryError, match="1 events were not accepted"):
-        unguarded.close(timeout=0.3)
+
+def test_http_sink_as_the_docs_show_it_spools_what_a_down_collector_missed_and_sends_it_later(
+    tmp_path, monkeypatch
+):
+    """`HttpSink(url, token)` with no fallback, the collector unreachable when the call ends: the
+    13 events are kept in $LEDGER_HOME/spool/<host_port>, and the next sink to that collector,
+    once it is up, delivers them first and empties the spool (issue 38, point 8)."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("LEDGER_HOME", str(home))
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    down = HttpSink(url, token=TOKENS["gw-a"], batch_size=5, flush_seconds=0.05)
+    for number in range(13):
+        down.emit(_event(number, session="spooled-s1"))
+    down.close(timeout=0.3)  # no DeliveryError: nothing is lost
+
+    spool = home / "spool" / f"127.0.0.1_{port}"
+    waiting = [e for p in spool.glob("*.jsonl") for e in _stored_lines(p)]
+    assert (down.delivered, down.spooled) == (0, 13)
+    assert sorted(e["event_id"] for e in waiting) == sorted(f"spooled-s1-e{n}" for n in range(13))
+
+    collector = _collector(tmp_path / "collector")
+    collector.port = port
+    collector.start()
+    try:
+        later = HttpSink(url, token=TOKENS["gw-a"], batch_size=5, flush_seconds=0.05)
+        later.emit(_event(0, session="spooled-s2"))
+        later.close()
+    finally:
+        collector.stop()
+    stored = [
+        e["event_id"]
+        for path in (collector.landing / "collector" / "gw-a").rglob("*.jsonl")
+        for e in _stored_lines(path)
+    ]
+    assert sorted(stored) == sorted([*(f"spooled-s1-e{n}" for n in range(13)), "spooled-s2-e0"])
+    assert later.delivered == 14
+    assert list(spool.glob("*")) == []
 
 
 def test_the_readme_pipecat_example_lands_under_the_tokens_source(collector, tmp_path):
@@ -449,7 +481,12 @@ def test_the_readme_pipecat_example_lands_under_the_tokens_source(collector, tmp
     collector's `source` left at its default: every event is delivered under the token's source."""
     from tests.support.stacks import run_pipecat_pipeline
 
-    sink = HttpSink(f"http://127.0.0.1:{collector.port}", token=TOKENS["gw-a"], flush_seconds=0.05)
+    sink = HttpSink(
+        f"http://127.0.0.1:{collector.port}",
+        token=TOKENS["gw-a"],
+        flush_seconds=0.05,
+        spool=tmp_path / "spool",
+    )
     run_pipecat_pipeline(sink, "readme-pipecat-1", "acme-telecom")
     sink.close()  # raised DeliveryError: every batch was refused as source_mismatch
     stored = [
