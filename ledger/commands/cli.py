@@ -10,7 +10,7 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ledger.core.settings import Settings
+from ledger.core.settings import ENVIRONMENT, Settings
 from ledger.core.terminal import printable
 
 # soft_wrap: summary lines stay one line each in logs and pipes, whatever the width.
@@ -49,11 +49,15 @@ class _LedgerGroup(click.Group):
 
 @click.group(cls=_LedgerGroup, context_settings={"help_option_names": ["-h", "--help"]})
 def main() -> None:
-    """Cost ledger and FinOps analytics for production voice agents.
+    """Cost ledger and FinOps analytics for production voice agents."""
 
-    Settings come from the environment: LEDGER_HOME, LEDGER_REFERENCE_DIR,
-    LEDGER_REPORTING_CURRENCY, LEDGER_TIMEZONE, LEDGER_WEBHOOK_URL, LEDGER_ACCESS_FILE.
-    """
+
+# Every setting, from the one mapping of settings to variables (docs/commands.md says what each
+# means): the help never names a subset that falls behind.
+main.help = (
+    f"{main.help}\n\nSettings come from the environment (docs/commands.md): "
+    f"{', '.join(ENVIRONMENT.values())}."
+)
 
 
 @main.command()
