@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ledger.alerts.delivery import Sink, WebhookSink
+from ledger.alerts.delivery import FileSink, Sink, WebhookSink
 from ledger.core.settings import Settings
 
 # Kinds of notification that go to a routed destination: their failed deliveries are retried by
@@ -33,9 +33,18 @@ class Router:
         return f"webhook at {sink.host}" if isinstance(sink, WebhookSink) else sink.channel
 
 
-def router_for(settings: Settings, echo: Callable[[str], None] | None = print) -> Router:
-    from ledger.alerts.run import default_sink
+# Without LEDGER_WEBHOOK_URL, alerts are appended to this file under the home's alerts folder.
+NOTIFICATIONS_FILE = "notifications.jsonl"
 
+
+def default_sink(settings: Settings, echo: Callable[[str], None] | None = print) -> Sink:
+    """LEDGER_WEBHOOK_URL's webhook, else the notifications file under the home (and `echo`)."""
+    if settings.webhook_url:
+        return WebhookSink(settings.webhook_url)
+    return FileSink(settings.alerts_dir / NOTIFICATIONS_FILE, echo=echo)
+
+
+def router_for(settings: Settings, echo: Callable[[str], None] | None = print) -> Router:
     return Router(
         default=default_sink(settings, echo),
         owners={team: WebhookSink(url) for team, url in settings.owner_webhook_urls.items()},

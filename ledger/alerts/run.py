@@ -15,7 +15,6 @@ import duckdb
 
 from ledger.alerts.delivery import (
     DEFAULT_COOLDOWN_DAYS,
-    FileSink,
     Sink,
     WebhookSink,
     notify_anomalies,
@@ -38,7 +37,7 @@ from ledger.alerts.figures import (
     load_tenant_days,
     require_marts,
 )
-from ledger.alerts.routing import ROUTED_KINDS
+from ledger.alerts.routing import ROUTED_KINDS, default_sink
 from ledger.alerts.store import (
     NOT_PAGED,
     REPORT_ONLY,
@@ -52,7 +51,6 @@ from ledger.core.calendar import utc_now, yesterday
 from ledger.core.settings import Settings
 from ledger.serving.published_copy import open_published_with_ops
 
-NOTIFICATIONS_FILE = "notifications.jsonl"
 # `--date latest`: the newest business date the data holds completely (demo or historical data).
 LATEST = "latest"
 
@@ -75,12 +73,6 @@ class AlertRunResult:
     @property
     def paged(self) -> list[Anomaly]:
         return [a for a in self.anomalies if a.severity in PAGED_SEVERITIES]
-
-
-def default_sink(settings: Settings, echo: Callable[[str], None] | None = print) -> Sink:
-    if settings.webhook_url:
-        return WebhookSink(settings.webhook_url)
-    return FileSink(settings.alerts_dir / NOTIFICATIONS_FILE, echo=echo)
 
 
 def detect_day(

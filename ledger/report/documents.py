@@ -11,7 +11,8 @@ import xlsxwriter
 
 from ledger.core.numbers import money, percent, points, round_money
 from ledger.core.vocabulary import COMPONENT_COLOURS, COMPONENTS
-from ledger.report.tables import Table, format_cell, review_tables
+from ledger.report.sections import review_tables
+from ledger.report.tables import Table, format_cell
 from ledger.report.weekly import WeeklyReview
 
 HUNDRED = Decimal(100)
