@@ -9,12 +9,17 @@ provider alias `11labs -> elevenlabs`, on 2026-11-20 (USD at 7.2250):
   each group costs its usage and the reports count for nothing.
 - `vapi-alias-1`: a Vapi call whose voice entry names `11labs`: its TTS usage and its report
   are one `elevenlabs` group; the call costs what the same call naming `elevenlabs` costs.
+- `held-1` (another tenant, its own file `held.jsonl`): two reports in EUR, which fx_rates.csv
+  does not list: a PBX fee with no usage (its cost waits on the rate) and a Deepgram report beside
+  priced usage (which needs no rate). The build succeeds; both are held and shown by event and
+  file, the session counts one unpriced event, and every other figure is as without them.
 """
 
 from __future__ import annotations
 
 import json
 import shutil
+from datetime import date
 from decimal import Decimal
 from pathlib import Path
 
@@ -81,10 +86,33 @@ def _vapi_with_alias() -> list[dict]:
     return events_from_report(report, VapiOptions(source="vapi", tenant_id=TENANT))
 
 
+HELD_TENANT = "bright-bank"
+
+
+def _held_session() -> list[dict]:
+    s = "held-1"
+    events = [
+        _event(s, "held-0", "session.started", 0, scenario="customer_service", channel="sip",
+               pipeline="cascade"),
+        _event(s, "held-1", "asr.usage", 10, provider="deepgram", model="nova-3",
+               audio_seconds="60", turn_index=0),
+        _event(s, "held-2", "cost.reported", 20, provider="acme-pbx", component="infra",
+               amount="0.30", currency="EUR", item="pbx-fee"),
+        _event(s, "held-3", "cost.reported", 21, provider="Deepgram", component="asr",
+               model="nova-3", amount="0.0071", currency="EUR"),
+        _event(s, "held-4", "session.ended", 50, end_reason="agent_hangup"),
+    ]  # fmt: skip
+    return [{**e, "tenant_id": HELD_TENANT} for e in events]
+
+
+def _jsonl(events: list[dict]) -> str:
+    return "".join(json.dumps(e) + "\n" for e in events)
+
+
 def _write_landing(landing: Path) -> None:
     landing.mkdir(parents=True, exist_ok=True)
-    events = _spelled_session() + _vapi_with_alias()
-    (landing / "reported.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    (landing / "reported.jsonl").write_text(_jsonl(_spelled_session() + _vapi_with_alias()))
+    (landing / "held.jsonl").write_text(_jsonl(_held_session()))
 
 
 @pytest.fixture(scope="module")
@@ -149,20 +177,23 @@ def test_reconciliation_compares_reports_with_the_usage_of_the_same_provider_how
 ):
     rows = _rows(
         reported_home,
-        "select usage_date, provider, component, priced_cost, reported_cost, reported_rows "
-        "from marts.fct_reconciliation_daily where provider in ('deepgram', 'elevenlabs', "
-        "'openai') order by provider",
+        "select usage_date, provider, component, priced_cost, reported_cost, reported_rows, "
+        "unconverted_rows from marts.fct_reconciliation_daily "
+        "where provider in ('deepgram', 'elevenlabs', 'openai') order by provider",
     )
-    assert [(r["provider"], r["component"], r["reported_rows"]) for r in rows] == [
-        ("deepgram", "asr", 2),
-        ("elevenlabs", "tts", 2),
-        ("openai", "llm", 2),
+    # held-1's Deepgram report in EUR is one of deepgram's rows, held (unconverted).
+    assert [
+        (r["provider"], r["component"], r["reported_rows"], r["unconverted_rows"]) for r in rows
+    ] == [
+        ("deepgram", "asr", 3, 1),
+        ("elevenlabs", "tts", 2, 0),
+        ("openai", "llm", 2, 0),
     ]
     costs = {r["provider"]: (r["priced_cost"], r["reported_cost"]) for r in rows}
     vapi_llm = line(10000, "0.40", 10**6) + line(20000, "0.10", 10**6) + line(1500, "1.60", 10**6)
     assert costs == {
         "deepgram": (
-            DEEPGRAM_ASR + line(150, "0.0077", 60),
+            DEEPGRAM_ASR + line(150, "0.0077", 60) + line(60, "0.0077", 60),
             (Decimal("0.003709") + Decimal("0.0193")) * USD,
         ),
         "elevenlabs": (
@@ -171,3 +202,68 @@ def test_reconciliation_compares_reports_with_the_usage_of_the_same_provider_how
         ),
         "openai": (OPENAI_LLM + vapi_llm, (Decimal("0.00021") + Decimal("0.0084")) * USD),
     }
+
+
+# ---- point 7: a report without an FX rate is held, never a stopped build ------------------------
+
+
+def test_a_report_in_a_currency_without_fx_is_held_and_counted_not_a_stopped_build(reported_home):
+    # The fixture's build succeeded (build_home asserts it) with EUR missing from fx_rates.csv.
+    row = _session(reported_home, "held-1")
+
+    deepgram = line(60, "0.0077", 60)
+    assert (row["asr_cost"], row["asr_cost_source"]) == (deepgram, "usage")
+    assert (row["infra_cost"], row["infra_cost_source"]) == (Decimal(0), "unpriced")
+    assert row["total_cost"] == deepgram == Decimal("0.0556325")
+    assert (row["unpriced_usage_event_count"], row["has_unpriced_usage"]) == (1, True)
+    held = _rows(
+        reported_home,
+        "select tenant_id, session_id, source, event_id, file, line, component, provider, "
+        "reported_amount, reported_currency, held_reason "
+        "from marts.fct_reported_costs_held order by event_id",
+    )
+    assert [{**h, "file": Path(h["file"]).name} for h in held] == [
+        {
+            "tenant_id": HELD_TENANT,
+            "session_id": "held-1",
+            "source": SOURCE,
+            "event_id": event_id,
+            "file": "held.jsonl",
+            "line": line_number,
+            "component": component,
+            "provider": provider,
+            "reported_amount": amount,
+            "reported_currency": "EUR",
+            "held_reason": "no_fx_rate",
+        }
+        for event_id, line_number, component, provider, amount in (
+            ("held-2", 3, "infra", "acme-pbx", Decimal("0.30")),
+            ("held-3", 4, "asr", "deepgram", Decimal("0.0071")),
+        )
+    ]
+
+
+def test_the_data_quality_page_names_each_held_report_by_event_and_file(reported_home, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("LEDGER_HOME", str(reported_home.home))
+    monkeypatch.setenv("LEDGER_REFERENCE_DIR", str(reported_home.reference_dir))
+    at = AppTest.from_file(str(REPO_ROOT / "dashboards" / "app.py"), default_timeout=60).run()
+    at.date_input(key="filter_dates").set_value((date(2026, 11, 20), date(2026, 11, 20))).run()
+    at.switch_page("app_pages/data_quality.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+
+    (shown,) = [d.value for d in at.dataframe if list(d.value.columns)[0] == "Event id"]
+    rows = [
+        (event_id, source, Path(file).name, line_number, tenant, component, amount, currency)
+        for event_id, source, file, line_number, tenant, component, amount, currency in shown[
+            ["Event id", "Source", "File", "Line", "Tenant", "Component", "Amount", "Currency"]
+        ].itertuples(index=False)
+    ]
+    assert rows == [
+        ("held-2", SOURCE, "held.jsonl", 3, HELD_TENANT, "Infra", 0.3, "EUR"),
+        ("held-3", SOURCE, "held.jsonl", 4, HELD_TENANT, "ASR", 0.0071, "EUR"),
+    ]
+    # Another tenant's selection does not see them.
+    at.multiselect(key="filter_tenants").set_value([TENANT]).run()
+    assert not [d for d in at.dataframe if list(d.value.columns)[0] == "Event id"]

@@ -49,8 +49,11 @@ final as (
         currency as reported_currency,
         fx_rate,
         '{{ reporting_currency }}' as currency,
-        -- NULL, never 0, when the currency has no FX rate on or before that date.
+        -- NULL, never 0, when the currency has no FX rate on or before that date: the report is
+        -- held (SPEC 9), shown by its file and line (fct_reported_costs_held).
         {{ money('amount * fx_rate') }} as amount,
+        file_id,
+        line_number,
     from with_fx
 )
 
