@@ -28,8 +28,8 @@ import pytest
 
 from ledger.collect.vapi import VapiOptions, events_from_report
 from ledger.core.settings import REPO_ROOT, Settings
-from tests.collect.test_collect import line as priced_line
 from tests.support.homes import build_home
+from tests.support.ledger_by_hand import priced_meter
 from tests.support.stacks import vapi_report
 
 pytestmark = pytest.mark.integration
@@ -41,7 +41,7 @@ TENANT = "acme-telecom"
 
 def line(quantity: str | int, price: str, per: int) -> Decimal:
     """One meter priced in USD on 2026-11-20, as the dbt models compute it."""
-    return priced_line(quantity, price, per, USD)
+    return priced_meter(quantity, price, per, USD)
 
 
 def _event(session_id: str, event_id: str, event_type: str, second: int, **fields) -> dict:
