@@ -1,4 +1,4 @@
-"""Device clocks and the latency SLOs (issue 38, point 4).
+"""Device clocks and the latency SLOs (issue 38, points 4 and 5).
 
 One home (`clocks_home`), ingested as of 2026-11-20 12:00 UTC, llm_ttft only (budget 300 ms, owner
 inference; a good turn takes 200 ms, a bad one 500 ms), one turn a minute:
@@ -169,3 +169,15 @@ def test_a_burst_pages_although_other_tenants_and_a_skewed_device_are_newer(cloc
         ("steady", "page_6h_30m", 6, 6),
         ("steady", "ticket_3d_6h", 6, 6),
     ]
+
+
+def test_the_owner_team_budget_is_the_sum_of_its_tenants_budgets(clocks_home):
+    # Each tenant against its own objective: 0.05 x 100 + 0.10 x 60 + 0.05 x 40 + 0.05 x 1 turns,
+    # of which 9 are spent (the loosest objective, 0.10 x 201, would leave 1 - 9 / 20.1).
+    (row,) = _published(
+        clocks_home,
+        "select owner, tenants, turns, bad_turns, objective, error_budget_turns, "
+        "error_budget_remaining, tenants_missing_objective from marts.fct_latency_slo_owner "
+        "where segment = 'llm_ttft'",
+    )
+    assert row == ("inference", 4, 201, 9, None, Decimal("13.0500"), 1 - 9 / 13.05, 1)
