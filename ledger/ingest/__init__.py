@@ -101,7 +101,11 @@ def _ingest_files(
     results: list[FileResult] = []
     with (
         connect(warehouse_path or settings.warehouse_path) as con,
-        Validator(INGEST_MEMORY_LIMIT, spill_folder(settings)) as validator,
+        Validator(
+            INGEST_MEMORY_LIMIT,
+            spill_folder(settings),
+            clock_skew_minutes=settings.clock_skew_minutes,
+        ) as validator,
         ThreadPoolExecutor(1, thread_name_prefix="validate") as pool,
     ):
         bound_memory(con, INGEST_MEMORY_LIMIT, spill_folder(settings))

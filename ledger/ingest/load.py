@@ -190,7 +190,7 @@ def commit_chunked(
     try:
         [(file_id,)] = con.execute("select nextval('raw.file_id_seq')").fetchall()
         counts: dict[str, int] = {}
-        with Validator() as validator:
+        with Validator(clock_skew_minutes=staged.clock_skew_minutes) as validator:
             while True:
                 try:
                     piece = next(chunks, None)

@@ -21,6 +21,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ledger.core.settings import DEFAULT_CLOCK_SKEW_MINUTES
 from ledger.ingest.files import (
     JSONL_SUFFIXES,
     PARQUET_SUFFIXES,
@@ -50,6 +51,8 @@ class StagedFile:
     unreadable: str | None = None
     # A large file: not validated here but a piece at a time as it commits (`commit_chunked`).
     chunked: bool = False
+    # The clock skew setting it was (or is to be) validated with (SPEC 3).
+    clock_skew_minutes: int = DEFAULT_CLOCK_SKEW_MINUTES
 
     @property
     def already_ingested(self) -> bool:
@@ -59,7 +62,14 @@ class StagedFile:
 class Validator:
     """Validates batches of landing files in an in-memory DuckDB of its own."""
 
-    def __init__(self, memory_limit: str | None = None, spill_folder: Path | None = None) -> None:
+    def __init__(
+        self,
+        memory_limit: str | None = None,
+        spill_folder: Path | None = None,
+        *,
+        clock_skew_minutes: int = DEFAULT_CLOCK_SKEW_MINUTES,
+    ) -> None:
+        self._clock_skew_minutes = clock_skew_minutes
         self._con = duckdb.connect()
         # Timestamps come out as naive UTC; the session zone must not shift the casts.
         self._con.execute("set TimeZone = 'UTC'")
@@ -118,7 +128,9 @@ class Validator:
         lines = "(" + "\n  union all ".join(sources) + ")"
         try:
             rows = con.sql(
-                validation_sql(lines, typed=tuple(typed)),
+                validation_sql(
+                    lines, typed=tuple(typed), clock_skew_minutes=self._clock_skew_minutes
+                ),
                 params={"ingest_time": ingest_time.isoformat()},
             ).to_arrow_table()
             # In file order, so that each file's rows are one slice of the result: sorted here on
@@ -163,7 +175,17 @@ class Validator:
             and is_large(paths[0])
             and hashes[0] not in already_ingested
         ):
-            return [StagedFile(paths[0], hashes[0], ingest_time, 0.0, None, chunked=True)]
+            return [
+                StagedFile(
+                    paths[0],
+                    hashes[0],
+                    ingest_time,
+                    0.0,
+                    None,
+                    chunked=True,
+                    clock_skew_minutes=self._clock_skew_minutes,
+                )
+            ]
         todo = [
             (index, path)
             for index, (path, sha256) in enumerate(zip(paths, hashes, strict=True))
@@ -195,7 +217,15 @@ class Validator:
             file_rows = rows.slice(offset, count) if index in read else None
             share = seconds * count / total
             staged.append(
-                StagedFile(path, sha256, ingest_time, share, file_rows, unreadable.get(index))
+                StagedFile(
+                    path,
+                    sha256,
+                    ingest_time,
+                    share,
+                    file_rows,
+                    unreadable.get(index),
+                    clock_skew_minutes=self._clock_skew_minutes,
+                )
             )
             offset += count
         return staged
