@@ -15,6 +15,8 @@ import re
 
 from markdown_it import MarkdownIt
 
+from ledger.serving.links import PAGE_PATHS
+
 MARKDOWN_LINKS = "[..](https://evil.example/login)![t](http://x/r.png)"
 SLACK_CONTROLS = "<!channel><https://evil.example/x|Open_billing>"
 FORMULA = "=2+5"
@@ -52,15 +54,19 @@ AUTOLINK_EMAIL = re.compile(r"([-.\w+]+)@([-\w]+(?:\.[-\w]+)+)", re.ASCII)
 # Streamlit's directives (`:red[...]`, `:material/icon:`) and math, unescaped in the source.
 STREAMLIT_DIRECTIVE = re.compile(r"(?<!\\):[a-z]+(?:-[a-z]+)*\[|(?<!\\):material/|(?<!\\)\$")
 _MARKDOWN = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+# A link of the boards' own into another page (ledger.serving.links.relative_board_link).
+BOARD_LINK = re.compile(rf"(?:\./|(?:{'|'.join(PAGE_PATHS)}))(?:\?[^()\s]*)?")
 
 
 def live_markdown(source: str, *, streamlit: bool = True) -> list[str]:
-    """What the Markdown `source` would make act rather than show: links, images, raw HTML,
-    autolinks (bracketed or GitHub's literal ones), and on the boards (`streamlit`) Streamlit's
-    directives and math."""
+    """What the Markdown `source` would make act rather than show: links (but the boards' own into
+    their pages), images, raw HTML, autolinks (bracketed or GitHub's literal ones), and on the
+    boards (`streamlit`) Streamlit's directives and math."""
     found = [m.group(0) for m in STREAMLIT_DIRECTIVE.finditer(source)] if streamlit else []
     for block in _MARKDOWN.parse(source):
         for token in block.children or []:
+            if token.type == "link_open" and BOARD_LINK.fullmatch(str(token.attrs["href"])):
+                continue
             if token.type in ("link_open", "image", "html_inline"):
                 found.append(f"{token.type} {token.attrs or token.content}")
             elif token.type == "text":
