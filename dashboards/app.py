@@ -11,6 +11,7 @@ import streamlit as st
 from dashboards.connection import current_version, publication, published_path
 from dashboards.filters import explain_empty, render_sidebar
 from dashboards.sign_in import render_sign_out, require_viewer
+from ledger.escaping.streamlit_markdown import escape, escape_all
 
 st.set_page_config(page_title="Voice ledger boards", page_icon=":material/call:", layout="wide")
 
@@ -38,6 +39,8 @@ if published is None:
     st.stop()
 render_sidebar(published)
 if viewer.tenants is not None:
-    st.sidebar.caption(f"Signed in as {viewer.identity}: tenants {', '.join(viewer.tenants)}")
+    st.sidebar.caption(
+        f"Signed in as {escape(viewer.identity)}: tenants {escape_all(viewer.tenants)}"
+    )
 render_sign_out()
 page.run()

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from ledger.alerts.delivery import FileSink, Sink, WebhookSink
 from ledger.core.settings import Settings
+from ledger.escaping import slack
 
 # Kinds of notification that go to a routed destination: their failed deliveries are retried by
 # their own runs (to the same destination), never by the cost anomaly run's default sink.
@@ -52,13 +53,15 @@ def router_for(settings: Settings, echo: Callable[[str], None] | None = print) -
 
 
 def linked_message(headline: str, detail: str, link: str, label: str, context: str) -> dict:
-    """A Slack-compatible message (`text` fallback plus `blocks`) that links to a board page."""
+    """A Slack-compatible message (`text` fallback plus `blocks`) that links to a board page; the
+    headline, detail and context are mrkdwn whose values from the data the caller escaped
+    (ledger.escaping.slack)."""
     return {
         "text": f"{headline}: {link}",
         "blocks": [
             {"type": "section", "text": {"type": "mrkdwn", "text": f"*{headline}*"}},
             {"type": "section", "text": {"type": "mrkdwn", "text": detail}},
-            {"type": "section", "text": {"type": "mrkdwn", "text": f"<{link}|{label}>"}},
+            {"type": "section", "text": {"type": "mrkdwn", "text": slack.link(link, label)}},
             {"type": "context", "elements": [{"type": "mrkdwn", "text": context}]},
         ],
     }

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from urllib.parse import urlencode
 
-# The boards' pages by URL path (Streamlit names a page after its file, dashboards/app_pages/), in
-# the order the render bench times them.
+# The boards' pages by name (Streamlit names a page and its URL path after its file,
+# dashboards/app_pages/), in the order the render bench times them.
 PAGE_PATHS = (
     "overview",
     "anomalies",
@@ -28,16 +28,33 @@ PAGE_PATHS = (
 # (dashboards/filters.py): a period preset, or `from` and `to` (YYYY-MM-DD) for a custom one;
 # `tenant`, `scenario` and `pipeline` repeated per value; `replays=1` to include replayed copies.
 FILTER_PARAMS = ("period", "from", "to", "tenant", "scenario", "pipeline", "replays")
+# The boards' default page (dashboards/app.py): Streamlit serves it at the root, and its file name
+# as a path (`/overview`) is "Page not found" (issue 40), so a link to it names the root.
+DEFAULT_PAGE = "overview"
+
+
+def page_path(page: str) -> str:
+    """The URL path of a board page under the boards' base URL: the root for the default page."""
+    if page not in PAGE_PATHS:
+        raise ValueError(f"no board page {page!r}; the pages are {', '.join(sorted(PAGE_PATHS))}")
+    return "" if page == DEFAULT_PAGE else page
 
 
 def board_link(base_url: str, page: str, params: Mapping[str, object] | None = None) -> str:
     """The boards' `page` at `base_url` (Settings.boards_url) with `params` as its filters; a
     parameter with several values (a list or tuple) is repeated."""
-    if page not in PAGE_PATHS:
-        raise ValueError(f"no board page {page!r}; the pages are {', '.join(sorted(PAGE_PATHS))}")
+    path = page_path(page)
     pairs: list[tuple[str, str]] = []
     for name, value in sorted((params or {}).items()):
         values = value if isinstance(value, list | tuple) else [value]
         pairs.extend((name, str(one)) for one in values if one is not None and str(one) != "")
     query = f"?{urlencode(pairs)}" if pairs else ""
-    return f"{base_url.rstrip('/')}/{page}{query}"
+    return f"{base_url.rstrip('/')}/{path}{query}"
+
+
+def relative_board_link(page: str, params: Mapping[str, object] | None = None) -> str:
+    """A link from one board page to another, relative so it works under any base URL:
+    `sessions?from=…&tenant=…`, and `./?from=…` for the default page (an empty path would stay on
+    the page the link is clicked from)."""
+    link = board_link(".", page, params)
+    return link if page == DEFAULT_PAGE else link.removeprefix("./")

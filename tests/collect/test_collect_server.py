@@ -575,6 +575,46 @@ def test_webhooks_write_only_their_granted_tenants(collector):
     assert sorted(collector.landing.rglob("*.jsonl")) == before
 
 
+def test_a_webhook_whose_metadata_names_no_tenant_id_is_refused_never_billed_to_its_own(
+    collector,
+):
+    """Issue 41: `bright bank` (a space) is no tenant id; it was billed to the webhook's tenant."""
+    before = sorted(collector.landing.rglob("*.jsonl"))
+    json_type = {"Content-Type": "application/json"}
+    body = json.dumps(vapi_report("vapi-bad-tenant-1", "bright bank")).encode()
+    status, answer = collector.request(
+        "POST", "/v1/webhooks/vapi", body, {**json_type, "x-vapi-secret": VAPI_SECRET}
+    )
+    assert (status, answer["error"], answer["detail"]) == (
+        400,
+        "malformed_payload",
+        "message.call.metadata.tenant_id 'bright bank' is not a tenant id (1-128 printable "
+        "ASCII characters, no spaces): the call is refused, not billed to the webhook's tenant "
+        "nova-retail",
+    )
+    body = json.dumps(retell_webhook("retell-bad-tenant-1", "bright bank")).encode()
+    headers = {**json_type, "x-retell-signature": retell_signature(RETELL_KEY, body)}
+    status, answer = collector.request("POST", "/v1/webhooks/retell", body, headers)
+    assert (status, answer["error"], answer["detail"]) == (
+        400,
+        "malformed_payload",
+        "call.metadata.tenant_id 'bright bank' is not a tenant id (1-128 printable ASCII "
+        "characters, no spaces): the call is refused, not billed to the webhook's tenant "
+        "nova-retail",
+    )
+    assert sorted(collector.landing.rglob("*.jsonl")) == before
+    # A report that names no tenant is the webhook's own, as before.
+    report = vapi_report("vapi-no-tenant-1", "x")
+    del report["message"]["call"]["metadata"]
+    status, answer = collector.request(
+        "POST", "/v1/webhooks/vapi", json.dumps(report).encode(),
+        {**json_type, "x-vapi-secret": VAPI_SECRET},
+    )  # fmt: skip
+    assert status == 202
+    stored = _stored_lines(collector.landing / answer["file"])
+    assert {e["tenant_id"] for e in stored} == {"nova-retail"}
+
+
 def test_a_credential_grants_only_the_tenants_it_lists(tmp_path):
     from ledger.collect.credentials import CredentialsError, load_credentials
 

@@ -33,7 +33,7 @@ BOARDS = "https://boards.example.com"
 
 def _link(day: str, base: str = "http://127.0.0.1:8501") -> str:
     """The deep link an alert on bright-bank's `day` carries (default LEDGER_BOARDS_URL)."""
-    return f"{base}/overview?from={day}&tenant=bright-bank&to={day}"
+    return f"{base}/?from={day}&tenant=bright-bank&to={day}"
 
 
 # ---- a webhook receiver on localhost ------------------------------------------------------------
@@ -272,7 +272,7 @@ def test_the_webhook_receives_the_exact_slack_message(
     assert receiver.content_types == ["application/json; charset=utf-8"]
     headline = "[CRITICAL] bright-bank 2026-11-20: LLM cost +145.0%"
     # The deep link: the overview filtered to the tenant and the day (issue 27 point 1).
-    link = f"{BOARDS}/ledger/overview?from=2026-11-20&tenant=bright-bank&to=2026-11-20"
+    link = f"{BOARDS}/ledger/?from=2026-11-20&tenant=bright-bank&to=2026-11-20"
     assert receiver.bodies == [
         {
             "text": f"{headline} {link}",

@@ -22,6 +22,7 @@ BUILD_FIXTURES = frozenset(
         "ledger_built_warehouse",
         "ops_template_home",
         "boards_home",
+        "hostile_boards_home",
         "collect_run",
         "finops_home",
         "pipeline_home",
@@ -46,6 +47,7 @@ WORKER_UNITS: dict[str, tuple[str, ...]] = {
         "tests/planning/test_whatif.py",
         "tests/planning/test_budget_review_shadow.py",
     ),
+    "hostile_boards_home": ("tests/boards/test_boards_hostile_text.py",),
     "ops_template_home": (
         "tests/ops/test_alert_to_cause_browser.py",
         "tests/ops/test_alerts.py",

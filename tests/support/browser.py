@@ -121,6 +121,14 @@ def take_readme_screenshots(home: Path, out_dir: Path) -> None:
     (out_dir / "streamlit.log").unlink()
 
 
+def page_faults(page) -> list[str]:
+    """What a person would see go wrong on the page: an open dialog (Streamlit's "Page not found"
+    among them) or an exception box, by its text."""
+    dialogs = [d.inner_text() for d in page.get_by_role("dialog").all() if d.is_visible()]
+    errors = page.locator('[data-testid="stException"]').all()
+    return dialogs + [e.inner_text() for e in errors if e.is_visible()]
+
+
 def page_metrics(page, *labels: str) -> dict[str, str]:
     """The page's metrics by label, once each of `labels` is on the page (Streamlit renders a
     page's elements one after another: one figure shown does not mean the next is)."""
