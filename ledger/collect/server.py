@@ -51,6 +51,7 @@ from ledger.collect.vapi import PayloadError, VapiOptions, events_from_report
 from ledger.contract import exact_json
 from ledger.contract.duplicate_keys import array_items, first_repeated_keys
 from ledger.core.landing import write_landing_file
+from ledger.core.settings import DEFAULT_MAX_LINE_BYTES
 
 DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
 MAX_PROBLEMS = 20
@@ -72,6 +73,9 @@ class CollectorConfig:
     landing_dir: Path
     credentials: Credentials
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    # An event longer than this is refused (413): as a landing line the ingest would quarantine
+    # it (`line_too_long`, LEDGER_MAX_LINE_BYTES), so it is never acknowledged.
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
     limits: ConnectionLimits = field(default_factory=ConnectionLimits)
 
 
@@ -202,6 +206,20 @@ def _batch_lines(body: bytes, kind: str, source: str, grant: TenantGrant) -> lis
     return lines
 
 
+def _refuse_long_lines(lines: list[str], limit: int) -> None:
+    """Refuse the batch (413) if one of its events, as the line it is stored as, is over `limit`
+    bytes."""
+    for position, line in enumerate(lines, start=1):
+        # A character is one to four bytes: only a line that may be over is encoded to count.
+        if len(line) * 4 > limit and (size := len(line.encode("utf-8"))) > limit:
+            raise RequestRefused(
+                413,
+                "event_too_large",
+                f"event {position} of the batch is {size:,} bytes, over the line limit of "
+                f"{limit:,} bytes; nothing of this batch was stored",
+            )
+
+
 def _store(landing_dir: Path, source: str, lines: list[str]) -> Path:
     now = datetime.now(UTC)
     slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", source)
@@ -231,6 +249,7 @@ def create_app(config: CollectorConfig) -> Starlette:
     metrics = CollectorMetrics()
 
     async def accept(source: str, lines: list[str], arrived: float) -> JSONResponse:
+        _refuse_long_lines(lines, config.max_line_bytes)
         path = await run_in_threadpool(_store, config.landing_dir, source, lines)
         metrics.accepted(source, lines, time.perf_counter() - arrived)
         stored = path.relative_to(config.landing_dir).as_posix()
