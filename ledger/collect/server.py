@@ -117,6 +117,11 @@ async def _body(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
+# JSON nested deeper than Python's reader (or writer) can recurse: a client's error, not ours. No
+# event nests anywhere near as deep, so the batch is refused rather than read another way.
+NESTED_TOO_DEEPLY = "nested too deeply to read"
+
+
 def _shown_tenant(tenant: object) -> object:
     # Echoed back to the client that sent it, but never a whole object or a long string.
     return tenant if isinstance(tenant, str) and len(tenant) <= 128 else "(not an identifier)"
@@ -149,6 +154,10 @@ def _batch_lines(body: bytes, kind: str, source: str, grant: TenantGrant) -> lis
         except json.JSONDecodeError as exc:
             detail = f"not JSON: {exc.msg} at char {exc.pos}"
             raise RequestRefused(400, "malformed_batch", detail) from exc
+        except RecursionError as exc:
+            raise RequestRefused(
+                400, "malformed_batch", f"the body is {NESTED_TOO_DEEPLY}"
+            ) from exc
         values = document if isinstance(document, list) else [document]
         items = [(index, None, value) for index, value in enumerate(values)]
         texts = array_items(text) if isinstance(document, list) else [text]
@@ -160,6 +169,8 @@ def _batch_lines(body: bytes, kind: str, source: str, grant: TenantGrant) -> lis
                 items.append((number, line, exact_json.loads(line)))
             except json.JSONDecodeError as exc:
                 problems.append({"line": number, "reason": f"not JSON: {exc.msg}"})
+            except RecursionError:
+                problems.append({"line": number, "reason": NESTED_TOO_DEEPLY})
         texts = [line for _, line, _ in items]
     # A key repeated in an object is refused by the ingest's own rule, before `source` or
     # `tenant_id` is read: Python sees the last value, the ingest the first (issue 26).
@@ -191,7 +202,10 @@ def _batch_lines(body: bytes, kind: str, source: str, grant: TenantGrant) -> lis
             original = None
         # A line that is already right is kept byte for byte; one written again keeps its numbers
         # exactly as sent (json.dumps would write a float's nearest double, not the number).
-        lines.append(original.strip() if original is not None else exact_json.dumps(value))
+        try:
+            lines.append(original.strip() if original is not None else exact_json.dumps(value))
+        except RecursionError:  # read, but too deep to write again
+            problems.append({where: position, "reason": NESTED_TOO_DEEPLY})
     if refused:
         raise _not_granted(source, refused, problems)
     if problems:
@@ -285,6 +299,9 @@ def create_app(config: CollectorConfig) -> Starlette:
             events = convert(json.loads(body))
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise RequestRefused(400, "malformed_payload", "the body is not JSON") from exc
+        except RecursionError as exc:
+            detail = f"the body is {NESTED_TOO_DEEPLY}"
+            raise RequestRefused(400, "malformed_payload", detail) from exc
         except PayloadError as exc:
             raise RequestRefused(400, "malformed_payload", str(exc)) from exc
         if not events:

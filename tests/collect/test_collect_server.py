@@ -284,6 +284,33 @@ def test_an_event_over_the_line_limit_is_refused_whole_and_never_acknowledged(tm
         collector.stop()
 
 
+def test_json_nested_too_deeply_to_read_is_refused_as_the_clients_error(collector):
+    headers = {"Authorization": f"Bearer {TOKENS['gw-a']}", "Content-Type": "application/x-ndjson"}
+    before = sorted(collector.landing.rglob("*.jsonl"))
+    deep = '{"a": ' * 100_000 + "1" + "}" * 100_000
+    status, body = collector.request(
+        "POST", "/v1/events", f"{json.dumps(_event(11))}\n{deep}\n".encode(), headers
+    )
+    assert (status, body["error"], body["problems"]) == (
+        400,
+        "malformed_batch",
+        [{"line": 2, "reason": "nested too deeply to read"}],
+    )
+    array = {**headers, "Content-Type": "application/json"}
+    status, body = collector.request("POST", "/v1/events", b"[" * 100_000 + b"]" * 100_000, array)
+    assert (status, body) == (
+        400,
+        {"error": "malformed_batch", "detail": "the body is nested too deeply to read"},
+    )
+    vapi = {"Content-Type": "application/json", "x-vapi-secret": VAPI_SECRET}
+    status, body = collector.request("POST", "/v1/webhooks/vapi", deep.encode(), vapi)
+    assert (status, body) == (
+        400,
+        {"error": "malformed_payload", "detail": "the body is nested too deeply to read"},
+    )
+    assert sorted(collector.landing.rglob("*.jsonl")) == before
+
+
 def test_vapi_webhook_needs_its_secret_and_stores_the_reports_events(collector):
     body = json.dumps(vapi_report("vapi-http-1", "acme-telecom")).encode()
     json_type = {"Content-Type": "application/json"}
