@@ -7,11 +7,16 @@ from collections.abc import Callable
 from datetime import datetime
 
 from ledger.alerts.figures import latest_closed_business_date
-from ledger.alerts.routing import router_for
+from ledger.alerts.routing import ROUTED_KINDS, router_for
 from ledger.alerts.slo import notify_burn_alerts, retry_routed
 from ledger.alerts.spend import KIND as SPEND_KIND
 from ledger.alerts.spend import notify_spend_budgets
-from ledger.alerts.store import new_id
+from ledger.alerts.store import (
+    failed_deliveries,
+    new_id,
+    record_undelivered,
+    undelivered_lines,
+)
 from ledger.core.calendar import utc_now
 from ledger.core.settings import Settings
 from ledger.serving.published_copy import has_mart, open_published_with_ops
@@ -29,7 +34,9 @@ def run_budget_alerts(
     router = router_for(settings, echo)
     run_id = new_id()
     with open_published_with_ops(settings) as con:
-        lines = notify_burn_alerts(con, settings, router, now, run_id).lines
+        # A destination that cannot be used is said first; its alerts are kept for it, every
+        # other destination's go out.
+        lines = [*router.unusable, *notify_burn_alerts(con, settings, router, now, run_id).lines]
         sent, failing = retry_routed(con, router, SPEND_KIND, lambda _fingerprint: None)
         if sent:
             lines.append(f"{sent} earlier failed spend notifications delivered")
@@ -42,4 +49,6 @@ def run_budget_alerts(
         )
         if as_of is not None:
             lines += notify_spend_budgets(con, settings, router, as_of, now, run_id).lines
+        lines += undelivered_lines(failed_deliveries(con, kinds=ROUTED_KINDS))
+        record_undelivered(con, settings.alerts_dir)
     return lines

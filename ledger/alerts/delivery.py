@@ -85,7 +85,12 @@ class DeliveryError(RuntimeError):
 
 
 class WebhookURLError(ValueError):
-    """LEDGER_WEBHOOK_URL cannot be used; the message never repeats the URL."""
+    """A webhook URL cannot be used; the message names its variable (and entry), never the URL."""
+
+
+# The variable a webhook URL comes from, as messages name it (an owner team's: its entry of
+# LEDGER_OWNER_WEBHOOKS, `ledger.alerts.routing`).
+DEFAULT_WEBHOOK_SETTING = "LEDGER_WEBHOOK_URL"
 
 
 class Sink(Protocol):
@@ -117,19 +122,20 @@ class WebhookSink:
     attempts: int = 3
     backoff_seconds: float = 0.5
     channel: str = "webhook"
+    setting: str = DEFAULT_WEBHOOK_SETTING  # where the URL is configured, for messages
 
     def __post_init__(self) -> None:
         try:
             parts = urlsplit(self.url.strip())
         except ValueError as exc:  # e.g. an unclosed IPv6 bracket
             raise WebhookURLError(
-                "LEDGER_WEBHOOK_URL cannot be parsed as a URL (check brackets around an IPv6 "
+                f"{self.setting} cannot be parsed as a URL (check brackets around an IPv6 "
                 "address; the URL is not shown, it holds the webhook's secret)"
             ) from exc
         if parts.scheme.lower() not in ("http", "https"):
             shown = f"scheme {parts.scheme!r}" if parts.scheme else "no scheme"
             raise WebhookURLError(
-                f"LEDGER_WEBHOOK_URL must be an http:// or https:// URL (it has {shown}; the URL "
+                f"{self.setting} must be an http:// or https:// URL (it has {shown}; the URL "
                 "is not shown, it holds the webhook's secret)"
             )
         try:
@@ -138,7 +144,7 @@ class WebhookSink:
             hostname, port = None, None
         if not hostname:
             raise WebhookURLError(
-                "LEDGER_WEBHOOK_URL has no valid host[:port] (the URL is not shown, it holds the "
+                f"{self.setting} has no valid host[:port] (the URL is not shown, it holds the "
                 "webhook's secret)"
             )
         self._host = hostname if port is None else f"{hostname}:{port}"
@@ -202,7 +208,7 @@ class WebhookSink:
                     raise DeliveryError(
                         f"webhook at {self.host} answered HTTP {exc.code} (a redirect, not "
                         "followed: the message and its credentials go to the configured host "
-                        "only; set LEDGER_WEBHOOK_URL to the final address); the notification is "
+                        f"only; set {self.setting} to the final address); the notification is "
                         "kept and retried on the next run",
                         attempts=attempt + 1,
                     ) from None
@@ -214,6 +220,21 @@ class WebhookSink:
             f"webhook at {self.host} failed after {self.attempts} attempts ({last_error}); "
             "the notification is kept and retried on the next run",
             attempts=self.attempts,
+        )
+
+
+@dataclass
+class UnusableSink:
+    """A destination whose URL cannot be used (`reason`, which names its variable): each message
+    for it fails at once and is kept, sent once the URL is fixed, while every other destination
+    goes on."""
+
+    reason: str
+    channel: str = "webhook"
+
+    def send(self, payload: dict, key: str) -> int:
+        raise DeliveryError(
+            f"{self.reason}; the notification is kept and sent once it is fixed", attempts=0
         )
 
 

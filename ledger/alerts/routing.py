@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ledger.alerts.delivery import FileSink, Sink, WebhookSink
-from ledger.core.settings import Settings
+from ledger.alerts.delivery import FileSink, Sink, UnusableSink, WebhookSink, WebhookURLError
+from ledger.core.settings import ENVIRONMENT, Settings
 from ledger.escaping import slack
 
 # Kinds of notification that go to a routed destination: their failed deliveries are retried by
@@ -31,7 +31,20 @@ class Router:
 
     def describe(self, owner: str | None) -> str:
         sink = self.sink_for(owner)
+        if isinstance(sink, UnusableSink):
+            return "unusable webhook (not sent)"
         return f"webhook at {sink.host}" if isinstance(sink, WebhookSink) else sink.channel
+
+    @property
+    def unusable(self) -> list[str]:
+        """Why each destination that cannot be used cannot (its variable and entry named)."""
+        sinks = [self.default, *self.owners.values()]
+        return [sink.reason for sink in sinks if isinstance(sink, UnusableSink)]
+
+
+def owner_setting(team: str) -> str:
+    """Where an owner team's webhook is configured, as messages name it."""
+    return f"{ENVIRONMENT['owner_webhooks']} entry {team!r}"
 
 
 # Without LEDGER_WEBHOOK_URL, alerts are appended to this file under the home's alerts folder.
@@ -46,9 +59,21 @@ def default_sink(settings: Settings, echo: Callable[[str], None] | None = print)
 
 
 def router_for(settings: Settings, echo: Callable[[str], None] | None = print) -> Router:
+    """Every destination checked now; one that cannot be used becomes an `UnusableSink` (its
+    notifications kept until it is fixed), so it never stops the others."""
+
+    def checked(make: Callable[[], Sink]) -> Sink:
+        try:
+            return make()
+        except WebhookURLError as exc:
+            return UnusableSink(str(exc))
+
     return Router(
-        default=default_sink(settings, echo),
-        owners={team: WebhookSink(url) for team, url in settings.owner_webhook_urls.items()},
+        default=checked(lambda: default_sink(settings, echo)),
+        owners={
+            team: checked(lambda url=url, team=team: WebhookSink(url, setting=owner_setting(team)))
+            for team, url in settings.owner_webhook_urls.items()
+        },
     )
 
 

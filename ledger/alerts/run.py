@@ -46,6 +46,7 @@ from ledger.alerts.store import (
     new_id,
     record_anomalies,
     record_run,
+    record_undelivered,
 )
 from ledger.core.calendar import utc_now, yesterday
 from ledger.core.settings import Settings
@@ -188,6 +189,7 @@ def run_alerts(
         latest = (
             None if freshness.is_closed else latest_closed_business_date(con, settings.timezone)
         )
+        record_undelivered(con, settings.alerts_dir)
     result.lines = _summary(result, settings, sink, latest)
     return result
 

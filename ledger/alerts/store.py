@@ -10,7 +10,10 @@
 `ops.deliveries.attempts` counts every send tried, over all runs (each run retries within its
 timeout and attempt bound); `status` is `sent` or `failed` (retried on the next run).
 
-dbt never touches schema `ops`, so a rebuild of the marts keeps the history of alerts.
+dbt never touches schema `ops`, so a rebuild of the marts keeps the history of alerts. Each alert
+run ends by writing how many notifications of each kind are still undelivered to
+`alerts/undelivered.json` (`record_undelivered`): `/metrics` reads it there, as a build holds the
+warehouse.
 """
 
 from __future__ import annotations
@@ -21,10 +24,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from decimal import Decimal
+from pathlib import Path
 
 import duckdb
 
 from ledger.alerts.detection import Anomaly, severity_rank
+from ledger.core.durable import write_text_atomically
 
 _DDL = (
     "create schema if not exists ops",
@@ -348,6 +353,39 @@ def failed_deliveries(
             )
         )
     return deliveries
+
+
+def undelivered_lines(deliveries: Sequence[Delivery]) -> list[str]:
+    """One line per notification not delivered yet, saying what it is and why it is still out."""
+    return [
+        f"not delivered yet: {d.kind} {d.severity} for {d.tenant_id or 'every tenant'} on "
+        f"{d.business_date.isoformat()} after {d.attempts} attempts ({d.last_error})"
+        for d in deliveries
+    ]
+
+
+UNDELIVERED_FILE = "undelivered.json"
+
+
+def record_undelivered(con: duckdb.DuckDBPyConnection, alerts_dir: Path) -> None:
+    """Write the count of notifications not delivered yet, per kind ever sent, to
+    `alerts_dir/undelivered.json`."""
+    counts = dict(
+        con.execute(
+            "select kind, count(*) filter (where status = ?) from ops.deliveries "
+            "group by kind order by kind",
+            [DELIVERY_FAILED],
+        ).fetchall()
+    )
+    write_text_atomically(alerts_dir / UNDELIVERED_FILE, json.dumps({"undelivered": counts}))
+
+
+def read_undelivered(alerts_dir: Path) -> dict[str, int] | None:
+    """What the last alert run wrote (`record_undelivered`); None before any run."""
+    try:
+        return json.loads((alerts_dir / UNDELIVERED_FILE).read_text())["undelivered"]
+    except FileNotFoundError:
+        return None
 
 
 def record_run(con: duckdb.DuckDBPyConnection, values: dict) -> None:

@@ -52,6 +52,7 @@ from ledger.collect.vapi import VapiOptions, events_from_report
 from ledger.contract import exact_json
 from ledger.contract.duplicate_keys import array_items, first_repeated_keys
 from ledger.core.landing import write_landing_file
+from ledger.core.settings import DEFAULT_MAX_LINE_BYTES
 
 DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
 MAX_PROBLEMS = 20
@@ -73,6 +74,9 @@ class CollectorConfig:
     landing_dir: Path
     credentials: Credentials
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    # An event longer than this is refused (413): as a landing line the ingest would quarantine
+    # it (`line_too_long`, LEDGER_MAX_LINE_BYTES), so it is never acknowledged.
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
     limits: ConnectionLimits = field(default_factory=ConnectionLimits)
 
 
@@ -114,6 +118,11 @@ async def _body(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
+# JSON nested deeper than Python's reader (or writer) can recurse: a client's error, not ours. No
+# event nests anywhere near as deep, so the batch is refused rather than read another way.
+NESTED_TOO_DEEPLY = "nested too deeply to read"
+
+
 def _shown_tenant(tenant: object) -> object:
     # Echoed back to the client that sent it, but never a whole object or a long string.
     return tenant if isinstance(tenant, str) and len(tenant) <= 128 else "(not an identifier)"
@@ -146,6 +155,10 @@ def _batch_lines(body: bytes, kind: str, source: str, grant: TenantGrant) -> lis
         except json.JSONDecodeError as exc:
             detail = f"not JSON: {exc.msg} at char {exc.pos}"
             raise RequestRefused(400, "malformed_batch", detail) from exc
+        except RecursionError as exc:
+            raise RequestRefused(
+                400, "malformed_batch", f"the body is {NESTED_TOO_DEEPLY}"
+            ) from exc
         values = document if isinstance(document, list) else [document]
         items = [(index, None, value) for index, value in enumerate(values)]
         texts = array_items(text) if isinstance(document, list) else [text]
@@ -157,6 +170,8 @@ def _batch_lines(body: bytes, kind: str, source: str, grant: TenantGrant) -> lis
                 items.append((number, line, exact_json.loads(line)))
             except json.JSONDecodeError as exc:
                 problems.append({"line": number, "reason": f"not JSON: {exc.msg}"})
+            except RecursionError:
+                problems.append({"line": number, "reason": NESTED_TOO_DEEPLY})
         texts = [line for _, line, _ in items]
     # A key repeated in an object is refused by the ingest's own rule, before `source` or
     # `tenant_id` is read: Python sees the last value, the ingest the first (issue 26).
@@ -188,7 +203,10 @@ def _batch_lines(body: bytes, kind: str, source: str, grant: TenantGrant) -> lis
             original = None
         # A line that is already right is kept byte for byte; one written again keeps its numbers
         # exactly as sent (json.dumps would write a float's nearest double, not the number).
-        lines.append(original.strip() if original is not None else exact_json.dumps(value))
+        try:
+            lines.append(original.strip() if original is not None else exact_json.dumps(value))
+        except RecursionError:  # read, but too deep to write again
+            problems.append({where: position, "reason": NESTED_TOO_DEEPLY})
     if refused:
         raise _not_granted(source, refused, problems)
     if problems:
@@ -201,6 +219,20 @@ def _batch_lines(body: bytes, kind: str, source: str, grant: TenantGrant) -> lis
     if not lines:
         raise RequestRefused(400, "empty_batch", "the batch holds no events")
     return lines
+
+
+def _refuse_long_lines(lines: list[str], limit: int) -> None:
+    """Refuse the batch (413) if one of its events, as the line it is stored as, is over `limit`
+    bytes."""
+    for position, line in enumerate(lines, start=1):
+        # A character is one to four bytes: only a line that may be over is encoded to count.
+        if len(line) * 4 > limit and (size := len(line.encode("utf-8"))) > limit:
+            raise RequestRefused(
+                413,
+                "event_too_large",
+                f"event {position} of the batch is {size:,} bytes, over the line limit of "
+                f"{limit:,} bytes; nothing of this batch was stored",
+            )
 
 
 def _store(landing_dir: Path, source: str, lines: list[str]) -> Path:
@@ -232,6 +264,7 @@ def create_app(config: CollectorConfig) -> Starlette:
     metrics = CollectorMetrics()
 
     async def accept(source: str, lines: list[str], arrived: float) -> JSONResponse:
+        _refuse_long_lines(lines, config.max_line_bytes)
         path = await run_in_threadpool(_store, config.landing_dir, source, lines)
         metrics.accepted(source, lines, time.perf_counter() - arrived)
         stored = path.relative_to(config.landing_dir).as_posix()
@@ -267,6 +300,9 @@ def create_app(config: CollectorConfig) -> Starlette:
             events = convert(json.loads(body))
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise RequestRefused(400, "malformed_payload", "the body is not JSON") from exc
+        except RecursionError as exc:
+            detail = f"the body is {NESTED_TOO_DEEPLY}"
+            raise RequestRefused(400, "malformed_payload", detail) from exc
         except PayloadError as exc:
             raise RequestRefused(400, "malformed_payload", str(exc)) from exc
         if not events:

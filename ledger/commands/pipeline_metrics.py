@@ -15,6 +15,7 @@ the Dagster instance's run storage (the last successful build and its publish st
 | `ledger_pipeline_newest_event_timestamp_seconds` | | newest `occurred_at` published |
 | `ledger_pipeline_quarantined_rows` | `reason` | quarantined rows, every file ever ingested |
 | `ledger_pipeline_data_lag_seconds` | `source` | publish time minus the newest visible batch's `202` |
+| `ledger_pipeline_undelivered_notifications` | `kind` | alerts not delivered yet (kept, retried), as of the last alert run |
 | `ledger_pipeline_scrape_errors` | `part` | 1 when a part could not be read (no copy yet, ...) |
 """
 
@@ -52,7 +53,8 @@ class PipelineCollector(Collector):
             "1 when a part of the pipeline's state could not be read",
             labels=["part"],
         )
-        for part, read in (("published", self._published), ("runs", self._runs)):
+        parts = (("published", self._published), ("runs", self._runs), ("alerts", self._alerts))
+        for part, read in parts:
             try:
                 yield from list(read())
                 errors.add_metric([part], 0)
@@ -100,6 +102,22 @@ class PipelineCollector(Collector):
         for source, _, _, _, _, seconds in lags:
             lag.add_metric([source], float(seconds))
         yield lag
+
+    def _alerts(self) -> Iterator[GaugeMetricFamily]:
+        from ledger.alerts.store import read_undelivered
+
+        counts = read_undelivered(self.settings.alerts_dir)
+        if counts is None:  # no alert run yet
+            return
+        undelivered = GaugeMetricFamily(
+            "ledger_pipeline_undelivered_notifications",
+            "Alert notifications not delivered yet (kept and retried), by kind, as of the last "
+            "alert run",
+            labels=["kind"],
+        )
+        for kind, count in counts.items():
+            undelivered.add_metric([kind], count)
+        yield undelivered
 
     def _runs(self) -> Iterator[GaugeMetricFamily]:
         from dagster import DagsterInstance, DagsterRunStatus, RunsFilter

@@ -46,6 +46,9 @@ COMMON_FIELDS: tuple[str, ...] = (
 
 # Quarantine reasons, in the order a row's first broken rule is reported.
 QUARANTINE_REASONS: tuple[str, ...] = (
+    # A line longer than LEDGER_MAX_LINE_BYTES: quarantined by itself, with its size and first
+    # bytes, before anything is read from it; the rest of its file is ingested.
+    "line_too_long",
     "malformed_json",
     # A key repeated in one JSON object: readers disagree on its value (issue 26).
     "duplicate_key",

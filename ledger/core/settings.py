@@ -23,6 +23,7 @@
 | `LEDGER_BURN_RATE_RULES`    | `page:14.4:1h:5m page:6:6h:30m ticket:1:3d:6h` | multi-window burn-rate alerts |
 | `LEDGER_OWNER_WEBHOOKS`     | unset                           | per owner team, its alert webhook: `audio=URL inference=URL` |
 | `LEDGER_CLOCK_SKEW_MINUTES` | `5`                             | how far a turn.latency segment's times may lie from its occurred_at before the row is quarantined as `clock_skew` |
+| `LEDGER_MAX_LINE_BYTES`     | `2000000`                       | the longest landing line: a longer one is quarantined by itself (`line_too_long`) and the collector refuses it (413) |
 
 Each default is written once, on its field below; `ENVIRONMENT` names each field's variable. The
 object travels whole: `as_json()` / `from_json()` to the Dagster resource (one config string),
@@ -71,6 +72,7 @@ ENVIRONMENT: dict[str, str] = {
     "burn_rate_rules": "LEDGER_BURN_RATE_RULES",
     "owner_webhooks": "LEDGER_OWNER_WEBHOOKS",
     "clock_skew_minutes": "LEDGER_CLOCK_SKEW_MINUTES",
+    "max_line_bytes": "LEDGER_MAX_LINE_BYTES",
 }
 
 # SPEC 3: how far a segment's own times may lie from the event's occurred_at (the default of
@@ -79,6 +81,11 @@ DEFAULT_CLOCK_SKEW_MINUTES = 5
 
 # A DuckDB memory_limit: a whole or decimal number of bytes in a unit, or a percentage of memory.
 _MEMORY_SIZE = re.compile(r"(?P<number>\d+(\.\d+)?)(?P<unit>[KMGT]i?B|%)", re.IGNORECASE)
+
+# LEDGER_MAX_LINE_BYTES's default, DuckDB's own line limit (also the ingest's when it is given none).
+DEFAULT_MAX_LINE_BYTES = 2_000_000
+# The smallest LEDGER_MAX_LINE_BYTES: room for one event with long identifiers.
+MIN_LINE_BYTES = 4096
 
 # Settings that hold credentials: they travel only through the environment, never in stored config.
 SECRET_FIELDS = ("webhook_url", "dagster_postgres_url", "owner_webhooks")
@@ -143,6 +150,11 @@ class Settings(BaseModel):
     # its occurred_at is quarantined as `clock_skew` at ingest, since one device's clock must not
     # move every tenant's SLO windows.
     clock_skew_minutes: int = DEFAULT_CLOCK_SKEW_MINUTES
+    # The longest line a landing file may hold, in bytes (without its line break). DuckDB's text
+    # reader refuses a whole file for one longer line; the ingest then quarantines that line by
+    # itself (`line_too_long`, never read whole into memory) and the rest of the file goes in.
+    # The collector refuses a batch holding a longer event (413), so what it acknowledges fits.
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
 
     @field_validator("home", "reference_dir", "access_file", "price_map")
     @classmethod
@@ -251,6 +263,16 @@ class Settings(BaseModel):
         """Each owner team's SLO alert webhook (LEDGER_OWNER_WEBHOOKS)."""
         pairs = (pair.partition("=") for pair in (self.owner_webhooks or "").split())
         return {team: url for team, _, url in pairs}
+
+    @field_validator("max_line_bytes")
+    @classmethod
+    def _line_limit_holds_an_event(cls, value: int) -> int:
+        if value < MIN_LINE_BYTES:
+            raise ValueError(
+                f"LEDGER_MAX_LINE_BYTES must be at least {MIN_LINE_BYTES} bytes (one event), "
+                f"got {value}"
+            )
+        return value
 
     @field_validator("engine")
     @classmethod

@@ -5,6 +5,7 @@ the raw layer from the landing folder."""
 
 from __future__ import annotations
 
+import logging
 import tempfile
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -16,8 +17,14 @@ import duckdb
 
 from ledger.core.home_lock import home_lock
 from ledger.core.settings import Settings
+from ledger.core.terminal import printable
 from ledger.ingest.files import chunks, discover, expanded_size, is_large
-from ledger.ingest.load import FileResult, commit_chunked, commit_group
+from ledger.ingest.load import (
+    FileResult,
+    commit_chunked,
+    commit_group,
+    forget_wrongly_unreadable,
+)
 from ledger.ingest.stage import StagedFile, Validator
 from ledger.warehouse import (
     bound_memory,
@@ -27,6 +34,8 @@ from ledger.warehouse import (
 )
 
 __all__ = ["FileResult", "expire_quarantined_text", "ingest_files", "ingest_paths"]
+
+log = logging.getLogger(__name__)
 
 # Files are validated a batch at a time, in one statement: planning the generated validation costs
 # about as much as validating a small file, and a larger input lets DuckDB use every core. The
@@ -104,6 +113,7 @@ def _ingest_files(
         Validator(
             INGEST_MEMORY_LIMIT,
             spill_folder(settings),
+            settings.max_line_bytes,
             clock_skew_minutes=settings.clock_skew_minutes,
         ) as validator,
         ThreadPoolExecutor(1, thread_name_prefix="validate") as pool,
@@ -113,6 +123,8 @@ def _ingest_files(
         # Parquet files a killed run wrote but never committed: not part of raw.events; delete.
         remove_orphan_event_files(con)
         expire_quarantined_text(con, settings.quarantine_retention_days, ingest_time)
+        for path in forget_wrongly_unreadable(con, files):
+            log.warning("%s: quarantined whole by an earlier version, read again", printable(path))
         known = frozenset(
             sha
             for (sha,) in con.execute("select content_sha256 from raw.ingested_files").fetchall()

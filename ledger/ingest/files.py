@@ -7,14 +7,16 @@ import hashlib
 import logging
 import os
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import duckdb
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ledger.contract.fields import all_fields
 from ledger.core.landing import REJECTED_FOLDER, is_open_file, recover_abandoned
+from ledger.core.settings import DEFAULT_MAX_LINE_BYTES
 from ledger.core.sql import identifier, literal
 from ledger.core.terminal import printable
 
@@ -144,13 +146,17 @@ def content_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def lines_relation(con: duckdb.DuckDBPyConnection, path: Path) -> str:
+def lines_relation(
+    con: duckdb.DuckDBPyConnection, path: Path, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+) -> str:
     """A SQL relation of `(line_number, raw_text)` for one landing file.
 
     JSON Lines are read as plain text, one column per line (the delimiter is a control character
     that valid JSON cannot contain unescaped), so a malformed line is kept with its text instead of
-    failing the read. Parquet rows are rendered to their JSON text here (the validation judges them
-    on their typed columns, `parquet_rows`, and renders only the rows its rule ladder must read).
+    failing the read. DuckDB refuses the whole file if a line is longer than `max_line_bytes` (or
+    not UTF-8): `decoded_lines` reads such a file. Parquet rows are rendered to their JSON text
+    here (the validation judges them on their typed columns, `parquet_rows`, and renders only the
+    rows its rule ladder must read).
     """
     if path.name.endswith(PARQUET_SUFFIXES):
         return _parquet_lines(con, path)
@@ -158,7 +164,8 @@ def lines_relation(con: duckdb.DuckDBPyConnection, path: Path) -> str:
       select row_number() over () as line_number, raw_text
       from read_csv({literal(str(path))}, columns = {{'raw_text': 'VARCHAR'}}, header = false,
                     delim = e'\\x1f', quote = '', escape = '', auto_detect = false,
-                    compression = 'auto', strict_mode = false)
+                    compression = 'auto', strict_mode = false,
+                    max_line_size = {int(max_line_bytes)})
     )"""
 
 
@@ -228,24 +235,84 @@ def _parquet_lines(con: duckdb.DuckDBPyConnection, path: Path) -> str:
     return f"(select line_number, {parquet_text_sql(columns)} as raw_text from {rows})"
 
 
-def decoded_lines(path: Path) -> pa.Table:
-    """`(line_number, raw_text)` of a JSON Lines file that is not all valid UTF-8.
+@dataclass(frozen=True)
+class LongLine:
+    """A line longer than the line limit: quarantined by itself as `line_too_long`, never held
+    whole in memory; only its size and its first bytes are kept."""
 
-    DuckDB's text reader refuses such a file as a whole; here it is decoded in one piece with each
-    undecodable byte written as `\\xNN`, so nothing of the line is lost. A JSON text cannot hold
-    that spelling (a backslash outside a string, or an unknown escape inside one), so such a line
-    is quarantined as malformed_json and every other line of the file reads as it is.
+    line_number: int
+    size: int  # in bytes, without its line break
+    head: str  # its first LONG_LINE_HEAD_BYTES bytes, decoded as `decoded_lines` decodes a line
+
+    def detail(self, max_line_bytes: int) -> str:
+        return f"{self.size:,} bytes, over the line limit of {max_line_bytes:,} bytes"
+
+
+# What a line too long keeps of its text in the quarantine: enough to tell what sent it.
+LONG_LINE_HEAD_BYTES = 1024
+# A long line is skipped this many bytes at a time.
+_SKIP_BYTES = 2**20
+
+
+def decoded_lines(path: Path, max_line_bytes: int) -> tuple[pa.Table, list[LongLine]]:
+    """`(line_number, raw_text)` of a JSON Lines file DuckDB's text reader refuses as a whole (a
+    line not valid UTF-8, or longer than `max_line_bytes`), read here a line at a time.
+
+    Each undecodable byte is written as `\\xNN`, so nothing of the line is lost. A JSON text
+    cannot hold that spelling (a backslash outside a string, or an unknown escape inside one), so
+    such a line is quarantined as malformed_json and every other line of the file reads as it is.
+    A line longer than `max_line_bytes` is skipped as it is read, so memory never holds it whole:
+    its row holds its first bytes and it is returned as a `LongLine`, for its verdict
+    (`line_too_long`) to replace the one its first bytes get.
     """
-    data = path.read_bytes()
-    if path.name.endswith(".gz"):
-        data = gzip.decompress(data)
-    text = data.decode("utf-8", errors="backslashreplace")
-    if text.endswith("\n"):
-        text = text[:-1]
-    lines = pc.replace_substring_regex(pa.array(text.split("\n")), "\r$", "")
-    return pa.table(
-        {"line_number": pa.array(range(1, len(lines) + 1), pa.int64()), "raw_text": lines}
+    numbers: list[int] = []
+    texts: list[str] = []
+    long_lines: list[LongLine] = []
+    for number, line in numbered_lines(path, max_line_bytes):
+        numbers.append(number)
+        if isinstance(line, LongLine):
+            long_lines.append(line)
+            texts.append(line.head)
+        else:
+            texts.append(line.decode("utf-8", errors="backslashreplace"))
+    table = pa.table(
+        {"line_number": pa.array(numbers, pa.int64()), "raw_text": pa.array(texts, pa.string())}
     )
+    return table, long_lines
+
+
+def numbered_lines(path: Path, max_line_bytes: int) -> Iterator[tuple[int, bytes | LongLine]]:
+    """Each line of a JSON Lines file (decompressed as a stream) with its number from 1, without
+    its line break (`\\n` or `\\r\\n`); a line over `max_line_bytes` as a `LongLine`, read past in
+    pieces. Memory holds one line of at most `max_line_bytes` at a time."""
+    opener = gzip.open if path.name.endswith(".gz") else open
+    # Room for the longest line allowed, its `\r\n`, and one byte more: a line that fills it
+    # all without ending is over the limit.
+    window = max_line_bytes + 3
+    with opener(path, "rb") as handle:
+        number = 0
+        while line := handle.readline(window):
+            number += 1
+            ended = line.endswith(b"\n")
+            if ended or len(line) < window:
+                text = line.removesuffix(b"\n").removesuffix(b"\r") if ended else line
+                if len(text) <= max_line_bytes:
+                    yield number, text
+                    continue
+            yield number, _read_past(handle, number, line)
+
+
+def _read_past(handle: BinaryIO, number: int, start: bytes) -> LongLine:
+    """The rest of a long line, which began with `start`, read and dropped a piece at a time."""
+    size, tail = len(start), start[-2:]
+    while not tail.endswith(b"\n") and (piece := handle.readline(_SKIP_BYTES)):
+        size += len(piece)
+        # the last two bytes read: a `\r\n` may be split between two pieces
+        tail = piece[-2:] if len(piece) > 1 else tail[-1:] + piece
+    if tail.endswith(b"\n"):
+        size -= 2 if tail == b"\r\n" else 1
+    head = start[:LONG_LINE_HEAD_BYTES].decode("utf-8", errors="backslashreplace")
+    return LongLine(number, size, head)
 
 
 # A file larger than this (counted as `expanded_size`) is validated and committed a piece at a
@@ -285,20 +352,25 @@ def chunks(path: Path, folder: Path, chunk_bytes: int | None = None) -> Iterator
     piece, offset = folder / "piece.jsonl", 0
     opener = gzip.open if path.name.endswith(".gz") else open
     with opener(path, "rb") as handle:
-        carry = b""
+        # Written to the piece as read: a line longer than a block (one too long to ingest among
+        # them) grows the piece on disk, never memory; the validation quarantines it by itself.
+        carry, lines = b"", 0
         while True:
-            block = handle.read(chunk_bytes)
-            data = carry + block
-            if not block:  # end of file: what is left is the last line(s), maybe unterminated
-                if data:
-                    piece.write_bytes(data)
-                    yield piece, offset
-                return
-            cut = data.rfind(b"\n")
-            if cut < 0:  # one line longer than a block: keep reading
-                carry = data
-                continue
-            carry = data[cut + 1 :]
-            piece.write_bytes(data[: cut + 1])
+            with piece.open("wb") as out:
+                out.write(carry)
+                while block := handle.read(chunk_bytes):
+                    cut = block.rfind(b"\n")
+                    if cut < 0:  # inside one line: keep reading
+                        out.write(block)
+                        continue
+                    out.write(memoryview(block)[: cut + 1])
+                    lines, carry = block.count(b"\n", 0, cut + 1), block[cut + 1 :]
+                    break
+                else:  # end of file: what is left is the last line(s), maybe unterminated
+                    if out.tell() == 0:
+                        return
+                    carry = None
             yield piece, offset
-            offset += data.count(b"\n", 0, cut + 1)
+            if carry is None:
+                return
+            offset += lines

@@ -28,9 +28,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ledger.contract.fields import LINEAGE_COLUMNS, raw_event_columns, redacted_sql
+from ledger.core.settings import DEFAULT_MAX_LINE_BYTES
 from ledger.core.sql import literal
 from ledger.ingest.files import content_sha256
-from ledger.ingest.stage import StagedFile, Validator, raw_lines
+from ledger.ingest.stage import LINE_TOO_LONG, StagedFile, Validator, raw_lines
 from ledger.warehouse import KEY_HASH, land_events
 from ledger.warehouse.raw_layout import SESSION_HASH
 
@@ -69,6 +70,48 @@ class FileResult:
             f"{self.duplicates} duplicates, {self.quarantined} quarantined{quarantine} "
             f"in {self.seconds:.2f}s ({rate:,.0f} rows/s)"
         )
+
+
+# The details of files an earlier version quarantined whole as unreadable although they can be read
+# (issue 39): a line far over DuckDB's text reader's limit (NotImplemented), and the files after a
+# long line in its batch (the line left the validator's connection busy: ResourceInUse).
+_WRONGLY_UNREADABLE_DETAILS = ("ResourceInUseException:%", "NotImplementedException:%")
+
+
+def forget_wrongly_unreadable(con: duckdb.DuckDBPyConnection, files: list[Path]) -> list[Path]:
+    """Of `files`, those an earlier version quarantined whole as unreadable for a reason that was
+    not theirs, their content unchanged since: their manifest and quarantine rows are deleted (in
+    one transaction), so that this run ingests them. Returns them."""
+    rows = con.execute(
+        f"""
+        select f.file_id, f.path, f.content_sha256
+        from raw.ingested_files f
+        join raw.quarantine q using (file_id)
+        where q.reason = {literal(UNREADABLE_FILE)}
+          and list_contains(?::varchar[], f.path)
+          and ({" or ".join(f"q.detail like {literal(d)}" for d in _WRONGLY_UNREADABLE_DETAILS)})
+        """,
+        [[str(path) for path in files]],
+    ).fetchall()
+    # A file changed since is new content: it goes in anyway, and the row stays with the old one.
+    again = [
+        (file_id, Path(path)) for file_id, path, sha in rows if content_sha256(Path(path)) == sha
+    ]
+    if again:
+        ids = [file_id for file_id, _ in again]
+        con.execute("begin transaction")
+        try:
+            con.execute(
+                "delete from raw.quarantine where list_contains(?::bigint[], file_id)", [ids]
+            )
+            con.execute(
+                "delete from raw.ingested_files where list_contains(?::bigint[], file_id)", [ids]
+            )
+            con.execute("commit")
+        except BaseException:
+            con.execute("rollback")
+            raise
+    return [path for _, path in again]
 
 
 def already_ingested(con: duckdb.DuckDBPyConnection, sha256: str) -> bool:
@@ -143,7 +186,13 @@ def commit_group(con: duckdb.DuckDBPyConnection, group: list[StagedFile]) -> lis
         counts = _commit_rows(
             con,
             [
-                _Lines(group[i].rows, file_ids[i], group[i].path, sha256=group[i].sha256)
+                _Lines(
+                    group[i].rows,
+                    file_ids[i],
+                    group[i].path,
+                    sha256=group[i].sha256,
+                    max_line_bytes=group[i].max_line_bytes,
+                )
                 for i in readable
             ],
             naive_now,
@@ -190,7 +239,9 @@ def commit_chunked(
     try:
         [(file_id,)] = con.execute("select nextval('raw.file_id_seq')").fetchall()
         counts: dict[str, int] = {}
-        with Validator(clock_skew_minutes=staged.clock_skew_minutes) as validator:
+        with Validator(
+            max_line_bytes=staged.max_line_bytes, clock_skew_minutes=staged.clock_skew_minutes
+        ) as validator:
             while True:
                 try:
                     piece = next(chunks, None)
@@ -213,7 +264,14 @@ def commit_chunked(
                     "line_number",
                     pc.add(part.rows["line_number"], offset),
                 )
-                piece = _Lines(rows, file_id, path, text=chunk, offset=offset)
+                piece = _Lines(
+                    rows,
+                    file_id,
+                    path,
+                    text=chunk,
+                    offset=offset,
+                    max_line_bytes=staged.max_line_bytes,
+                )
                 piece_counts = _commit_rows(con, [piece], naive_now, written, pieces=True)
                 for key, count in piece_counts.get(file_id, {}).items():
                     counts[key] = counts.get(key, 0) + count
@@ -248,6 +306,7 @@ class _Lines:
     text: Path | None = None
     offset: int = 0
     sha256: str | None = None
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES  # the limit it was validated with
 
 
 def _commit_rows(
@@ -353,7 +412,8 @@ def _staged_group(files: list[_Lines]) -> tuple[pa.Table, str, str]:
 def _quarantined_key(name: str) -> str:
     """SQL: a quarantined line's source or event id, typed when the line was valid, else as read."""
     return (
-        f"case when q.valid then q.{name} when q.reason <> 'malformed_json' "
+        f"case when q.valid then q.{name} "
+        f"when q.reason not in ('malformed_json', {literal(LINE_TOO_LONG)}) "
         f"then json_extract_string(q.raw_text, '$.{name}') end"
     )
 
@@ -425,7 +485,7 @@ def _conflict_texts(files: list[_Lines], lines: list[tuple[int, int]]) -> pa.Tab
             if source.sha256 is not None and content_sha256(text) != source.sha256:
                 raise RuntimeError(f"{source.path}: changed while it was being ingested")
             local = sorted(number - source.offset for number in numbers)
-            texts = raw_lines(scratch, text, local)
+            texts = raw_lines(scratch, text, local, source.max_line_bytes)
             found["file_id"] += [file_id] * len(local)
             found["line_number"] += [n + source.offset for n in local]
             found["raw_text"] += [texts[n] for n in local]

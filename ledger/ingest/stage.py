@@ -21,14 +21,16 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ledger.core.settings import DEFAULT_CLOCK_SKEW_MINUTES
+from ledger.core.settings import DEFAULT_CLOCK_SKEW_MINUTES, DEFAULT_MAX_LINE_BYTES
 from ledger.ingest.files import (
     JSONL_SUFFIXES,
     PARQUET_SUFFIXES,
+    LongLine,
     content_sha256,
     decoded_lines,
     is_large,
     lines_relation,
+    numbered_lines,
     parquet_rows,
     parquet_text_sql,
 )
@@ -47,12 +49,15 @@ class StagedFile:
     # ingested.
     rows: pa.Table | None
     # Why the file as a whole cannot be read (a truncated or fake gzip, a file that is not
-    # Parquet); it is then quarantined whole as `unreadable_file` and `rows` is empty.
+    # Parquet); it is then quarantined whole as `unreadable_file` and `rows` is empty. (A line
+    # too long is quarantined by itself, `line_too_long`, and the rest of its file read.)
     unreadable: str | None = None
     # A large file: not validated here but a piece at a time as it commits (`commit_chunked`).
     chunked: bool = False
     # The clock skew setting it was (or is to be) validated with (SPEC 3).
     clock_skew_minutes: int = DEFAULT_CLOCK_SKEW_MINUTES
+    # The line limit it was validated with (its pieces are validated with it too).
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
 
     @property
     def already_ingested(self) -> bool:
@@ -60,15 +65,18 @@ class StagedFile:
 
 
 class Validator:
-    """Validates batches of landing files in an in-memory DuckDB of its own."""
+    """Validates batches of landing files in an in-memory DuckDB of its own; a line longer than
+    `max_line_bytes` is quarantined by itself as `line_too_long`."""
 
     def __init__(
         self,
         memory_limit: str | None = None,
         spill_folder: Path | None = None,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
         *,
         clock_skew_minutes: int = DEFAULT_CLOCK_SKEW_MINUTES,
     ) -> None:
+        self.max_line_bytes = max_line_bytes
         self._clock_skew_minutes = clock_skew_minutes
         self._con = duckdb.connect()
         # Timestamps come out as naive UTC; the session zone must not shift the casts.
@@ -85,25 +93,31 @@ class Validator:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def _lines(self, path: Path) -> str:
+        return lines_relation(self._con, path, self.max_line_bytes)
+
     def _refused(self, files: list[tuple[int, Path]]) -> set[int]:
         """The JSON Lines files of `files` that DuckDB's text reader refuses."""
         refused = set()
         for index, path in files:
             if path.name.endswith(JSONL_SUFFIXES):
                 try:
-                    self._con.execute(f"select count(*) from {lines_relation(self._con, path)}")
-                except duckdb.InvalidInputException:
+                    # (fetched: a result left pending would refuse the connection's next statement)
+                    self._con.execute(f"select count(*) from {self._lines(path)}").fetchall()
+                except TEXT_READER_REFUSALS:
                     refused.add(index)
         return refused
 
     def _validated(
         self, files: list[tuple[int, Path]], ingest_time: datetime, decode: set[int] = frozenset()
     ) -> pa.Table:
-        """Every line of `files` validated in one statement (files in `decode` read by Python)."""
+        """Every line of `files` validated in one statement (files in `decode` read by Python,
+        their lines too long quarantined as `line_too_long`)."""
         if not files:
             return pa.table({"file_index": pa.array([], pa.int32())})
         con = self._con
         sources = []
+        long_lines: dict[int, list[LongLine]] = {}
         # Parquet files are judged on their typed columns; only rows that need the ladder become
         # text.
         parquet = {index: path for index, path in files if path.name.endswith(PARQUET_SUFFIXES)}
@@ -115,10 +129,11 @@ class Validator:
             if index in parquet:
                 continue
             if index in decode:
-                con.register(f"decoded_{index}", decoded_lines(path))
+                decoded, long_lines[index] = decoded_lines(path, self.max_line_bytes)
+                con.register(f"decoded_{index}", decoded)
                 source = f"decoded_{index}"
             else:
-                source = lines_relation(con, path)
+                source = self._lines(path)
             # The files' numbered lines, read straight into the validation (no copy in between).
             sources.append(f"select {index} as file_index, line_number, raw_text from {source}")
         if not sources:  # no text at all: an empty relation of the lines' shape
@@ -133,6 +148,7 @@ class Validator:
                 ),
                 params={"ingest_time": ingest_time.isoformat()},
             ).to_arrow_table()
+            rows = _too_long(rows, long_lines, self.max_line_bytes)
             # In file order, so that each file's rows are one slice of the result: sorted here on
             # the file index alone (DuckDB's ORDER BY moved every wide row through its sort).
             return rows.take(pc.sort_indices(rows["file_index"]))
@@ -145,10 +161,11 @@ class Validator:
     ) -> pa.Table:
         try:
             return self._validated(todo, ingest_time)
-        except duckdb.InvalidInputException:
+        except TEXT_READER_REFUSALS:
             # DuckDB's text reader refuses a whole file for one line it cannot read (not UTF-8,
-            # or longer than its line limit): such files are decoded in Python instead
-            # (`decoded_lines`), so the bad line is quarantined and the rest reads as usual.
+            # or longer than the line limit): such files are read a line at a time in Python
+            # instead (`decoded_lines`), so the bad line is quarantined by itself and the rest
+            # is validated as usual.
             refused = self._refused(todo)
             if not refused:
                 raise
@@ -184,6 +201,7 @@ class Validator:
                     None,
                     chunked=True,
                     clock_skew_minutes=self._clock_skew_minutes,
+                    max_line_bytes=self.max_line_bytes,
                 )
             ]
         todo = [
@@ -225,32 +243,36 @@ class Validator:
                     file_rows,
                     unreadable.get(index),
                     clock_skew_minutes=self._clock_skew_minutes,
+                    max_line_bytes=self.max_line_bytes,
                 )
             )
             offset += count
         return staged
 
 
-def raw_lines(con: duckdb.DuckDBPyConnection, path: Path, numbers: list[int]) -> dict[int, str]:
+def raw_lines(
+    con: duckdb.DuckDBPyConnection,
+    path: Path,
+    numbers: list[int],
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+) -> dict[int, str]:
     """The raw text of lines `numbers` of one landing file, read as the validator reads them
-    (`lines_relation`, or decoded in Python when DuckDB's text reader refuses the file)."""
+    (`lines_relation`, or a line at a time in Python when DuckDB's text reader refuses the file);
+    the lines asked for are valid, so none is over `max_line_bytes`."""
     listed = ", ".join(str(int(number)) for number in numbers)
     try:
         rows = con.execute(
-            f"select line_number, raw_text from {lines_relation(con, path)} "
+            f"select line_number, raw_text from {lines_relation(con, path, max_line_bytes)} "
             f"where line_number in ({listed})"
         ).fetchall()
-    except duckdb.InvalidInputException:
+    except TEXT_READER_REFUSALS:
         if not path.name.endswith(JSONL_SUFFIXES):
             raise
         wanted = set(numbers)
-        decoded = decoded_lines(path)
         rows = [
-            (number, text)
-            for number, text in zip(
-                decoded["line_number"].to_pylist(), decoded["raw_text"].to_pylist(), strict=True
-            )
-            if number in wanted
+            (number, line.decode("utf-8", errors="backslashreplace"))
+            for number, line in numbered_lines(path, max_line_bytes)
+            if number in wanted and isinstance(line, bytes)
         ]
     found = dict(rows)
     missing = [number for number in numbers if number not in found]
@@ -258,6 +280,14 @@ def raw_lines(con: duckdb.DuckDBPyConnection, path: Path, numbers: list[int]) ->
         raise RuntimeError(f"{path}: lines {missing[:5]} are no longer there")
     return found
 
+
+# The quarantine reason of a line longer than the line limit (LEDGER_MAX_LINE_BYTES).
+LINE_TOO_LONG = "line_too_long"
+
+# What DuckDB's text reader raises for a file it will not read as lines: a line not UTF-8 or over
+# `max_line_size` (InvalidInput), one many times longer than that (NotImplemented: "the Parallel
+# CSV Reader currently does not support a full read on this file").
+TEXT_READER_REFUSALS = (duckdb.InvalidInputException, duckdb.NotImplementedException)
 
 # What reading a broken file raises: DuckDB's readers (not gzip, truncated, not Parquet), and
 # Python's gzip/zlib for the files decoded here. Running out of memory or being interrupted says
@@ -274,6 +304,38 @@ def unreadable_reason(exc: BaseException) -> str:
     # DuckDB appends the failing SQL after the first line: only the first line says what is wrong.
     message = " ".join(str(exc).strip().split("\n")[0].split()) or "no message"
     return f"{type(exc).__name__}: {message}"[:UNREADABLE_DETAIL_CHARS]
+
+
+def _too_long(
+    rows: pa.Table, long_lines: dict[int, list[LongLine]], max_line_bytes: int
+) -> pa.Table:
+    """`rows` with each line of `long_lines` (by file index) quarantined as `line_too_long`, its
+    size in the detail and its first bytes as its raw text, whatever its first bytes were judged."""
+    for index, lines in long_lines.items():
+        if not lines:
+            continue
+        numbers = pa.array([line.line_number for line in lines], pa.int64())
+        at = pc.index_in(rows["line_number"], value_set=numbers)
+        mask = pc.and_kleene(pc.equal(rows["file_index"], index), pc.is_valid(at))
+        mask = pc.fill_null(mask, False)
+        replaced = {
+            "quarantine_reason": pa.array([LINE_TOO_LONG] * len(lines)),
+            "quarantine_detail": pa.array([line.detail(max_line_bytes) for line in lines]),
+            "raw_text": pa.array([line.head for line in lines]),
+        }
+        for name, values in replaced.items():
+            column = rows[name]
+            value = pc.take(values, at).cast(column.type)
+            rows = rows.set_column(
+                rows.schema.get_field_index(name), name, pc.if_else(mask, value, column)
+            )
+        column = rows["payload_hash"]  # not a valid line, whatever its first bytes say
+        rows = rows.set_column(
+            rows.schema.get_field_index("payload_hash"),
+            "payload_hash",
+            pc.if_else(mask, pa.nulls(len(column), column.type), column),
+        )
+    return rows
 
 
 def _concat(parts: list[pa.Table]) -> pa.Table:

@@ -16,7 +16,7 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import duckdb
@@ -53,13 +53,19 @@ class Collector:
     config: Path
     process: subprocess.Popen | None = None
     options: tuple[str, ...] = ()  # more `ledger collect serve` options
+    environment: tuple[tuple[str, str], ...] = ()  # more variables (settings) for it
 
     @property
     def landing(self) -> Path:
         return self.home / "landing"
 
     def start(self) -> Collector:
-        env = {**os.environ, "LEDGER_HOME": str(self.home), "RETELL_KEY_FOR_TEST": RETELL_KEY}
+        env = {
+            **os.environ,
+            "LEDGER_HOME": str(self.home),
+            "RETELL_KEY_FOR_TEST": RETELL_KEY,
+            **dict(self.environment),
+        }
         self.process = subprocess.Popen(
             [
                 sys.executable,
@@ -248,6 +254,61 @@ def test_oversized_and_wrongly_typed_bodies_are_refused(collector):
         "POST", "/v1/events", b"x", {**headers, "Content-Type": "text/plain"}
     )
     assert (status, body["error"]) == (415, "unsupported_media_type")
+
+
+def test_an_event_over_the_line_limit_is_refused_whole_and_never_acknowledged(tmp_path):
+    # The ingest would quarantine it as line_too_long (LEDGER_MAX_LINE_BYTES): refused at the
+    # door instead, its client told.
+    collector = replace(
+        _collector(tmp_path), environment=(("LEDGER_MAX_LINE_BYTES", "4096"),)
+    ).start()
+    try:
+        unpadded = len(json.dumps({**_event(1, source="gw-a"), "model": ""}))
+        fits = {**_event(1, source="gw-a"), "model": "m" * (4096 - unpadded)}
+        over = {**_event(2, source="gw-a"), "model": "m" * (4097 - unpadded)}
+        assert [len(json.dumps(e).encode()) for e in (fits, over)] == [4096, 4097]
+
+        status, body = collector.post_events([fits, over])
+        assert (status, body) == (
+            413,
+            {
+                "error": "event_too_large",
+                "detail": "event 2 of the batch is 4,097 bytes, over the line limit of 4,096 "
+                "bytes; nothing of this batch was stored",
+            },
+        )
+        assert list(collector.landing.rglob("*.jsonl")) == []
+        status, body = collector.post_events([fits], kind="array")
+        assert (status, body["accepted"]) == (202, 1)
+    finally:
+        collector.stop()
+
+
+def test_json_nested_too_deeply_to_read_is_refused_as_the_clients_error(collector):
+    headers = {"Authorization": f"Bearer {TOKENS['gw-a']}", "Content-Type": "application/x-ndjson"}
+    before = sorted(collector.landing.rglob("*.jsonl"))
+    deep = '{"a": ' * 100_000 + "1" + "}" * 100_000
+    status, body = collector.request(
+        "POST", "/v1/events", f"{json.dumps(_event(11))}\n{deep}\n".encode(), headers
+    )
+    assert (status, body["error"], body["problems"]) == (
+        400,
+        "malformed_batch",
+        [{"line": 2, "reason": "nested too deeply to read"}],
+    )
+    array = {**headers, "Content-Type": "application/json"}
+    status, body = collector.request("POST", "/v1/events", b"[" * 100_000 + b"]" * 100_000, array)
+    assert (status, body) == (
+        400,
+        {"error": "malformed_batch", "detail": "the body is nested too deeply to read"},
+    )
+    vapi = {"Content-Type": "application/json", "x-vapi-secret": VAPI_SECRET}
+    status, body = collector.request("POST", "/v1/webhooks/vapi", deep.encode(), vapi)
+    assert (status, body) == (
+        400,
+        {"error": "malformed_payload", "detail": "the body is nested too deeply to read"},
+    )
+    assert sorted(collector.landing.rglob("*.jsonl")) == before
 
 
 def test_vapi_webhook_needs_its_secret_and_stores_the_reports_events(collector):

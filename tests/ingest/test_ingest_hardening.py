@@ -101,10 +101,12 @@ def test_an_unreadable_file_alone_does_not_fail_the_run(settings: Settings, tmp_
     assert (result.status, result.reasons) == ("ingested", {"unreadable_file": 1})
 
 
-def test_unreadable_file_is_a_contract_quarantine_reason() -> None:
+def test_unreadable_file_and_line_too_long_are_contract_quarantine_reasons() -> None:
     from ledger.contract.fields import QUARANTINE_REASONS
 
     assert QUARANTINE_REASONS[-1] == "unreadable_file"
+    # and a line too long, the first thing known of a line
+    assert QUARANTINE_REASONS[0] == "line_too_long"
 
 
 def test_landing_discovery_refuses_symbolic_links_and_says_so(

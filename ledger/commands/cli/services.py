@@ -107,7 +107,13 @@ def collect_serve(
         f"({len(credentials.tokens)} sources)"
     )
     limits = ConnectionLimits(header_timeout, body_timeout, keep_alive_timeout, max_connections)
-    config = CollectorConfig(settings.landing_dir, credentials, max_body_mb * 1024 * 1024, limits)
+    config = CollectorConfig(
+        settings.landing_dir,
+        credentials,
+        max_body_mb * 1024 * 1024,
+        max_line_bytes=settings.max_line_bytes,
+        limits=limits,
+    )
     run_collector(config, host=host, port=port)
 
 
