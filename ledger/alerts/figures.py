@@ -232,6 +232,13 @@ def check_freshness(con: duckdb.DuckDBPyConnection, day: date, timezone: str) ->
     return Freshness(day, timezone, newest, day_end_utc(day, timezone), has_events, missing)
 
 
+def earliest_business_date(con: duckdb.DuckDBPyConnection) -> date | None:
+    """The first business date of recorded traffic in the marts."""
+    return con.execute(
+        "select min(business_date) from marts.fct_session_ledger where not is_replay"
+    ).fetchone()[0]
+
+
 def latest_closed_business_date(con: duckdb.DuckDBPyConnection, timezone: str) -> date | None:
     """The newest business date the marts hold completely (handy for demos on old data)."""
     newest = newest_event_at(con)

@@ -33,6 +33,7 @@ from ledger.alerts.figures import (
     Freshness,
     MartsMissingError,
     check_freshness,
+    earliest_business_date,
     latest_closed_business_date,
     load_tenant_days,
     require_marts,
@@ -99,6 +100,32 @@ def record_days_for_report(
             record_anomalies(
                 con, detect_day(con, day, params), settings.reporting_currency, now, REPORT_ONLY
             )
+
+
+def first_checkable_date(settings: Settings, params: DetectionParams = DEFAULT_PARAMS) -> date:
+    """The first business date with enough history for a baseline: the data's first date plus
+    the detector's minimum baseline days (what `ledger demo` checks from)."""
+    with open_published_with_ops(settings) as con:
+        require_marts(con, str(settings.published_path))
+        first = earliest_business_date(con)
+    if first is None:
+        raise MartsMissingError("no business date in the marts yet")
+    return first + timedelta(days=params.min_baseline_days)
+
+
+def business_dates(settings: Settings, first: date, last: date | str | None) -> list[date]:
+    """Each business date from `first` to `last` ('latest' or None: the newest closed day in the
+    published marts), in order; MartsMissingError when the range holds none."""
+    newest: date | None
+    if isinstance(last, date):
+        newest = last
+    else:
+        with open_published_with_ops(settings) as con:
+            require_marts(con, str(settings.published_path))
+            newest = latest_closed_business_date(con, settings.timezone)
+    if newest is None or newest < first:
+        raise MartsMissingError(f"no closed business date from {first} to {newest or 'the newest'}")
+    return [first + timedelta(days=n) for n in range((newest - first).days + 1)]
 
 
 def run_alerts(

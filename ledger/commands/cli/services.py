@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from ledger.alerts.run import first_checkable_date
 from ledger.collect.connections import ConnectionLimits
 from ledger.collect.credentials import CredentialsError, load_credentials
 from ledger.collect.server import CollectorConfig
@@ -184,10 +185,12 @@ def demo(ctx: click.Context, tenants: int, days: int, serve_boards: bool, port: 
     else:
         ctx.invoke(simulate, tenants=tenants, days=days)
     ctx.invoke(build)
-    # The simulated month lies in the past: review and check the newest complete data, not the
+    # The simulated month lies in the past: review and check the data's own days, not the
     # calendar's "last week" and "yesterday".
     ctx.invoke(report_weekly, week="latest")
-    ctx.invoke(alerts_run, day="latest")
+    # Every day of the month as the daily job would have checked it, so the inbox holds what a
+    # month brings: paged, cooled-down and not-paged anomalies to follow from their links.
+    ctx.invoke(alerts_run, day="latest", date_from=first_checkable_date(settings).isoformat())
     ctx.invoke(budgets_alerts)  # the build sent them; this says what fired
     console.print(f"warehouse: {settings.warehouse_path}")
     console.print(f"published copy for the boards: {settings.published_path}")
