@@ -7,6 +7,7 @@ Its packages:
 - `collect`: collectors: what real voice stacks already emit, turned into metering contract events
   (SPEC 9).
 - `commands`: the `ledger` command and what sits above the orchestrator and the boards.
+- `escaping`: text from outside written as data, never as markup: one module per medium.
 - `contract`: the metering contract (SPEC 3 and 9), once.
 - `core`: the ground floor: what every other room imports and that imports nothing of the ledger's.
 - `finops`: FinOps interop (SPEC 10): the FOCUS export, rate cards from a price catalogue, provider
