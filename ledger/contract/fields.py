@@ -61,8 +61,9 @@ QUARANTINE_REASONS: tuple[str, ...] = (
     "bad_value",
     "future_timestamp",
     # A turn.latency whose segment times lie further from its occurred_at than the clock skew
-    # setting allows, or that lasts over MAX_SEGMENT_SECONDS (SPEC 3): one device's clock must not
-    # move every tenant's windows.
+    # setting allows, or that lasts over MAX_SEGMENT_SECONDS, and a session.ended before its
+    # session's start (ledger.ingest.load) (SPEC 3): one device's clock must not move every
+    # tenant's windows.
     "clock_skew",
     "id_conflict",
     # A valid event whose session_id already belongs to another tenant (earlier in the warehouse or

@@ -12,7 +12,16 @@ fixes the content.
 
 Prices are parsed from the JSON's text as Decimal (`parse_float=Decimal`), never float, and scaled
 exactly: a per-second price becomes `price` per 60 seconds, a per-character or per-token price
-`price` per 1000000, so no digit is lost. The map has no price history: one open window.
+`price` per 1000000, so no digit is lost. Where the entry records the provider's own per-minute
+price (`metadata.original_pricing_per_minute`) and its per-second price is that price rounded, the
+per-minute price is the one taken: 0.00012833 x 60 is not Deepgram's 0.0077. The map has no price
+history: one open window.
+
+Speech has a price class (SPEC 4): `streaming`, what voice agents do and the default, or `batch`
+(pre-recorded audio). The map lists a provider's streaming prices under `provider/streaming/model`;
+for a provider that has such listings, its plain `provider/model` entry is the batch price. A
+streaming price is taken only from a streaming listing (or from a provider whose listings state no
+class): the batch price of a model is never proposed for streamed speech, it is named instead.
 """
 
 from __future__ import annotations
@@ -67,6 +76,13 @@ COMPONENT_METERS: dict[str, tuple[str, ...]] = {
     component: tuple(m for m in METER_PRICE_KEYS if m.startswith(f"{component}."))
     for component in ("asr", "tts", "llm", "realtime")
 }
+# SPEC 4: speech price classes (`streaming` the default) and the components that have them.
+STREAMING, BATCH = "streaming", "batch"
+PRICE_CLASSES = (STREAMING, BATCH)
+SPEECH_COMPONENTS = ("asr", "tts")
+# A per-second price whose per-minute original differs by less than this is that price rounded.
+ROUNDED_PER_SECOND = Decimal("0.000000005")
+
 # The map's `mode` of each component's models: a chat model's per-token price is no TTS price.
 COMPONENT_MODES: dict[str, tuple[str, ...]] = {
     "asr": ("audio_transcription",),
@@ -152,37 +168,105 @@ class MapModel:
     # meter -> (price, per, note), in PRICE_MAP_CURRENCY
     prices: dict[str, tuple[Decimal, Decimal, str]] = field(default_factory=dict)
     missing_meters: list[str] = field(default_factory=list)
+    # The speech price class of the entry: `streaming`, `batch`, or None where the map states none.
+    price_class: str | None = None
+    # Why no price was taken although the map lists the model: only another class's price.
+    other_class: str | None = None
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | Decimal) and not isinstance(value, bool)
+
+
+def _entry_keys(
+    provider: str, model: str, component: str, price_class: str, prices: dict[str, object]
+) -> tuple[list[tuple[str, str | None]], list[str]]:
+    """The keys to try, each with the price class it holds, and the keys of another class."""
+    plain = [f"{provider}/{model}", model]
+    if component not in SPEECH_COMPONENTS:
+        return [(key, None) for key in plain], []
+    streaming = f"{provider}/streaming/{model}"
+    split = any(str(key).startswith(f"{provider}/streaming/") for key in prices)
+    if not split:  # the provider's listings state no class
+        return [(key, None) for key in plain], []
+    if price_class == STREAMING:
+        return [(streaming, STREAMING)], plain
+    return [(key, BATCH) for key in plain], [streaming]
+
+
+def _provider_entry(
+    prices: dict[str, object], key: str, provider: str, component: str
+) -> dict | None:
+    """The map's entry `key` when it is `provider`'s own (a reseller's listing is not the
+    provider's price) and of `component`'s kind."""
+    entry = prices.get(key)
+    if not isinstance(entry, dict) or entry.get("litellm_provider") != provider:
+        return None
+    return entry if entry.get("mode") in COMPONENT_MODES[component] else None
+
+
+def _meter_price(entry: dict, meter: str) -> tuple[Decimal, Decimal, str] | None:
+    """(price, per, note) of one rate-card meter from a map entry, or None."""
+    keys, per = METER_PRICE_KEYS[meter]
+    for position, name in enumerate(keys):
+        value = entry.get(name)
+        if not _is_number(value):
+            continue
+        note = f"the map has no {keys[0]}: billed at {name}" if position else ""
+        with localcontext(Context(prec=60)):  # exact: the map's digits are few
+            price = Decimal(value) * per
+            metadata = entry.get("metadata")
+            minute = (
+                metadata.get("original_pricing_per_minute") if isinstance(metadata, dict) else None
+            )
+            if (
+                per == PER_MINUTE
+                and _is_number(minute)
+                and abs(price - minute) < ROUNDED_PER_SECOND * per
+            ):
+                return Decimal(minute), per, "the provider's per-minute price"
+        return price, per, note
+    return None
 
 
 def find_voice_model(
-    provider: str, model: str, component: str, prices: dict[str, object] | None = None
+    provider: str,
+    model: str,
+    component: str,
+    prices: dict[str, object] | None = None,
+    price_class: str = STREAMING,
 ) -> MapModel | None:
-    """The map's prices of `provider`/`model` for `component`'s meters, or None.
+    """The map's prices of `provider`/`model` for `component`'s meters, of speech's
+    `price_class`, or None.
 
-    The entry must be the provider's own (`litellm_provider` equal to the rate card's provider):
-    a reseller's listing is not the provider's price. Keys are `provider/model` or `model`.
+    The entry must be the provider's own (`litellm_provider` equal to the rate card's provider).
+    Keys are `provider/model` or `model`, and for streamed speech of a provider that lists its
+    streaming prices apart, `provider/streaming/model` only: when the map has the model's other
+    class alone, the result has no prices and says so (`other_class`).
     """
     prices = load_price_map() if prices is None else prices
-    for key in (f"{provider}/{model}", model):
-        entry = prices.get(key)
-        if not isinstance(entry, dict) or entry.get("litellm_provider") != provider:
+    keys, other_keys = _entry_keys(provider, model, component, price_class, prices)
+    for key, entry_class in keys:
+        entry = _provider_entry(prices, key, provider, component)
+        if entry is None:
             continue
-        if entry.get("mode") not in COMPONENT_MODES[component]:
-            continue
-        found = MapModel(provider, model, key)
+        found = MapModel(provider, model, key, price_class=entry_class)
         for meter in COMPONENT_METERS[component]:
-            keys, per = METER_PRICE_KEYS[meter]
-            for position, name in enumerate(keys):
-                value = entry.get(name)
-                if isinstance(value, bool) or not isinstance(value, int | Decimal):
-                    continue
-                note = f"the map has no {keys[0]}: billed at {name}" if position else ""
-                with localcontext(Context(prec=60)):  # exact: the map's digits are few
-                    found.prices[meter] = (Decimal(value) * per, per, note)
-                break
-            else:
+            priced = _meter_price(entry, meter)
+            if priced is None:
                 found.missing_meters.append(meter)
+            else:
+                found.prices[meter] = priced
         return found
+    for key in other_keys:
+        if _provider_entry(prices, key, provider, component) is not None:
+            other = BATCH if price_class == STREAMING else STREAMING
+            return MapModel(
+                provider,
+                model,
+                key,
+                other_class=f"the map lists only its {other} price ({key}), no {price_class} one",
+            )
     return None
 
 

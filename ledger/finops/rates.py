@@ -13,6 +13,10 @@ A proposed row starts on `effective_from`: by default today (UTC) for a model th
 already prices (a catalogue refresh changes prices from now on, it does not restate the past), and
 the model's first use for a model it does not price yet (so its history gets priced).
 
+Speech is priced at its class (SPEC 4): the ledger's speech is streamed, so ASR and TTS take the
+catalogue's streaming price, and a model the catalogue lists only at its batch price is named, not
+re-priced: a class is never swapped silently. Every proposed price names its catalogue entry.
+
 Merging follows SPEC 4's overlap rule: two rows of one (provider, model, meter) must not overlap.
 A current row in force when a changed price starts is closed on that date (its `effective_to` is
 set), and the merge lists every row it closed and added; a current row that starts on or after the
@@ -45,7 +49,7 @@ from ledger.finops.genai_prices import (
     find_model,
     today_utc,
 )
-from ledger.finops.price_map import find_voice_model, load_price_map, price_map_name
+from ledger.finops.price_map import STREAMING, find_voice_model, load_price_map, price_map_name
 from ledger.reference import RateCardRow, ReferenceData, ReferenceDataError, load_reference
 from ledger.reference.loader import (
     MODEL_ALIASES_COLUMNS,
@@ -97,6 +101,8 @@ class Proposal:
     rows: list[ProposedRow] = field(default_factory=list)
     unknown: list[ModelInUse] = field(default_factory=list)
     missing_meters: list[tuple[ModelInUse, str]] = field(default_factory=list)
+    # Models the catalogue lists only at another price class than the one they are metered at.
+    other_class: list[tuple[ModelInUse, str]] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
         result = dict.fromkeys((NEW, CHANGE, UNCHANGED, CONFLICT), 0)
@@ -199,11 +205,17 @@ def _priced_windows(
                 (w.meter, w.price, PER_MILLION, w.effective_from, w.effective_to, w.note)
                 for w in found.windows
             ]
-    mapped = find_voice_model(used.provider, used.model, used.component, price_map())
+    mapped = find_voice_model(used.provider, used.model, used.component, price_map(), STREAMING)
+    if mapped is not None and mapped.other_class is not None:
+        proposal.other_class.append((used, mapped.other_class))
+        return f"{price_map_name()} model {mapped.map_key}", []
     if mapped is None or not mapped.prices:
         return None
     proposal.missing_meters += [(used, meter) for meter in mapped.missing_meters]
-    return f"{price_map_name()} model {mapped.map_key}", [
+    source = f"{price_map_name()} model {mapped.map_key}"
+    if mapped.price_class is not None:
+        source += f" ({mapped.price_class} price)"
+    return source, [
         (meter, price, per, since, None, note)
         for meter, (price, per, note) in mapped.prices.items()
     ]
@@ -281,11 +293,18 @@ def describe_proposal(proposal: Proposal) -> list[str]:
         )
         if row.current and row.action != UNCHANGED:
             text += f" (rate card now: {row.current})"
+        if row.action != UNCHANGED:
+            text += f"; from {row.note}"
         lines.append(text)
     for used, meter in proposal.missing_meters:
         lines.append(
             f"no price  {used.provider}/{used.model} {meter}: the catalogue has none; "
             "price it by hand"
+        )
+    for used, reason in proposal.other_class:
+        lines.append(
+            f"not taken {used.provider}/{used.model} ({used.component}, streamed): {reason}; "
+            "the rate card keeps its price"
         )
     for used in proposal.unknown:
         lines.append(

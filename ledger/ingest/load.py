@@ -8,7 +8,8 @@ files are committed one by one):
    against earlier lines of the same file: the same payload is a duplicate (counted, dropped), a
    different payload is quarantined as `id_conflict` and the first version stays; a line whose
    session already belongs to another tenant (earlier ingests, then earlier lines of the group:
-   `raw.session_tenants`) is quarantined as `session_tenant_conflict`;
+   `raw.session_tenants`) is quarantined as `session_tenant_conflict`; a `session.ended` before
+   its session's start (kept earlier or in the group) is quarantined as `clock_skew`;
 2. accepted events go to `raw.events`, broken lines and conflicts to `raw.quarantine` with their raw
    text, file and line, and the file goes to the manifest `raw.ingested_files`.
 A crash anywhere before the commit leaves nothing of the file visible; the manifest's content hash
@@ -33,7 +34,7 @@ from ledger.core.sql import literal
 from ledger.ingest.files import content_sha256
 from ledger.ingest.stage import LINE_TOO_LONG, StagedFile, Validator, raw_lines
 from ledger.warehouse import KEY_HASH, land_events
-from ledger.warehouse.raw_layout import SESSION_HASH
+from ledger.warehouse.raw_layout import SESSION_HASH, raw_root
 
 # The quarantine reason of a file that cannot be read at all (one row, no line number).
 UNREADABLE_FILE = "unreadable_file"
@@ -339,7 +340,11 @@ def _commit_rows(
         return con.execute(sql, params).fetchall()
 
     try:
-        con.execute(_FATES_SQL.replace("{staged}", staged))
+        con.execute(
+            _FATES_SQL.replace("{staged}", staged).replace(
+                "{earlier_starts}", _earlier_starts(con, staged)
+            )
+        )
         # A valid line a conflict (id or session) quarantines has no raw text in the validated rows (only a
         # broken line does): read again from its file (conflicts are few), joined on below through
         # the replacement scan of `conflict_texts`.
@@ -380,6 +385,37 @@ def _commit_rows(
         return _outcome_counts(con, staged)
     finally:
         con.execute("drop table if exists fates")
+
+
+def _earlier_starts(con: duckdb.DuckDBPyConnection, staged: str) -> str:
+    """SQL: (session_id, occurred_at) of the accepted session.started events that could lie
+    after a session.ended of the group (SPEC 3's clock rule). Only the raw files whose newest event
+    is later than the group's earliest end are read (on live traffic, the latest few), found in
+    the files' manifest rather than by opening every file of the raw layer."""
+    none = "(select null::varchar as session_id, null::timestamp as occurred_at where false)"
+    [(earliest_end,)] = con.execute(
+        f"select min(occurred_at) from {staged} "
+        "where quarantine_reason is null and event_type = 'session.ended'"
+    ).fetchall()
+    if earliest_end is None:
+        return none
+    root = raw_root(con)
+    paths = [
+        str(root / path)
+        for (path,) in con.execute(
+            "select path from raw.event_files where max_occurred_at > ? order by path",
+            [earliest_end],
+        ).fetchall()
+    ]
+    if not paths:
+        return none
+    listed = "[" + ", ".join(literal(p) for p in paths) + "]"
+    return f"""(
+  select session_id, occurred_at
+  from read_parquet({listed}, hive_partitioning = false, union_by_name = true)
+  where event_type = 'session.started'
+    and session_id in (select session_id from {staged} where event_type = 'session.ended')
+)"""
 
 
 def _staged_group(files: list[_Lines]) -> tuple[pa.Table, str, str]:
@@ -603,7 +639,8 @@ def _insert_unreadable(
 _FATES_SQL = f"""
 create or replace temp table fates as
 with valid as (
-  select seq, file_id, line_number, source, event_id, payload_hash, session_id, tenant_id
+  select seq, file_id, line_number, source, event_id, payload_hash, session_id, tenant_id,
+         event_type, occurred_at
   from {{staged}}
   where quarantine_reason is null
 ),
@@ -662,7 +699,7 @@ key_fates as (
 -- another tenant is `session_tenant_conflict` (the detail names where the session's tenant was
 -- first seen, not the tenant: the quarantine is shown to people who may not see that tenant).
 keepers as (
-  select seq, file_id, line_number, session_id, tenant_id
+  select seq, file_id, line_number, session_id, tenant_id, event_type, occurred_at
   from valid
   where seq not in (select seq from key_fates)
 ),
@@ -704,8 +741,30 @@ session_fates as (
   left join kept_sessions x on x.session_id = k.session_id
   left join group_sessions g on g.session_id = k.session_id
   where coalesce(x.tenant_id, g.tenant_id) <> k.tenant_id
+),
+-- SPEC 3: a session.ended before its session's start is `clock_skew` (a session of negative
+-- length is a device's clock, not a call). The start is the session's earliest session.started,
+-- kept in this group or earlier (only those that may lie after an end here: `_earlier_starts`).
+starts as (
+  select session_id, min(occurred_at) as started_at
+  from (
+    select session_id, occurred_at from keepers where event_type = 'session.started'
+    union all
+    select session_id, occurred_at from {{earlier_starts}}
+  )
+  group by session_id
+),
+clock_fates as (
+  select k.seq, k.file_id, k.line_number, 'clock_skew' as fate, 'occurred_at' as detail
+  from keepers k
+  join starts s on s.session_id = k.session_id
+  where k.event_type = 'session.ended'
+    and k.occurred_at < s.started_at
+    and k.seq not in (select seq from session_fates)
 )
 select * from key_fates
 union all
 select * from session_fates
+union all
+select * from clock_fates
 """

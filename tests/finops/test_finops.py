@@ -284,7 +284,12 @@ def test_a_catalogue_price_change_becomes_two_rate_card_windows_per_meter():
 def test_rates_import_proposes_catalogue_prices_for_known_models_and_names_the_others(
     finops_home: FinopsHome, tmp_path: Path
 ):
-    from ledger.finops.rates import apply_proposal, propose_rates, write_proposal
+    from ledger.finops.rates import (
+        apply_proposal,
+        describe_proposal,
+        propose_rates,
+        write_proposal,
+    )
     from ledger.reference import load_reference
 
     reference = tmp_path / "reference"
@@ -314,13 +319,30 @@ def test_rates_import_proposes_catalogue_prices_for_known_models_and_names_the_o
 
     path = tmp_path / "proposal.csv"
     write_proposal(proposal, path)
-    # LiteLLM's price map has Deepgram's nova-3 at 0.00007167 USD a second: a change per minute.
-    nova_3 = [(r.price, r.per, r.action) for r in proposal.rows if r.model == "nova-3"]
-    assert nova_3 == [(Decimal("0.0043002"), Decimal(60), "change")]
+    # Streamed ASR takes Deepgram's streaming listing, 0.0077 USD a minute as Deepgram publishes
+    # it: the rate card's own price, unchanged. The pre-recorded price (deepgram/nova-3, 0.0043)
+    # is no price for a voice agent (issue 38 point 2).
+    nova_3 = [(r.price, r.per, r.action, r.note) for r in proposal.rows if r.model == "nova-3"]
+    assert nova_3 == [
+        (
+            Decimal("0.0077"),
+            Decimal(60),
+            "unchanged",
+            "LiteLLM 1.110.2 price map model deepgram/streaming/nova-3 (streaming price); the "
+            "provider's per-minute price",
+        )
+    ]
+    # Every price the import changes is shown with the catalogue entry it comes from.
+    changes = [line for line in describe_proposal(proposal) if line.startswith("change")]
+    assert changes[0] == (
+        "change    deepseek/deepseek-chat llm.input_tokens: 0.27 USD per 1000000 from 2026-12-01 "
+        "to open (rate card now: line 7: 1.6 CNY per 1000000 from 2026-11-16 to open); from "
+        "genai-prices 0.2.3 model deepseek-chat; time-of-day pricing: the price in force for most "
+        "of the day is proposed"
+    )
+    assert len(changes) == 3 and all("; from genai-prices 0.2.3 model " in c for c in changes)
     done = apply_proposal(settings, path)
     assert done == [
-        "closed rate_card.csv line 3: 0.0077 USD per 60 from 2025-01-01 to open on 2026-12-01",
-        "added deepgram/nova-3/asr.audio_seconds: 0.0043002 USD per 60 from 2026-12-01 to open",
         "closed rate_card.csv line 7: 1.6 CNY per 1000000 from 2026-11-16 to open on 2026-12-01",
         "added deepseek/deepseek-chat/llm.input_tokens: 0.27 USD per 1000000 from 2026-12-01 "
         "to open",

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from ledger.finops.price_map import (
+    BATCH,
     PRICE_MAP_MEMBER,
     extract_price_map,
     find_voice_model,
@@ -33,7 +34,9 @@ def test_the_kept_map_is_the_pinned_versions():
     [
         # Per second in the map (0.0001), per minute on the card: 0.0001 x 60, nothing rounded.
         ("openai", "whisper-1", "asr", {"asr.audio_seconds": (Decimal("0.0060"), Decimal(60))}),
-        ("deepgram", "nova-3", "asr", {"asr.audio_seconds": (Decimal("0.0043002"), Decimal(60))}),
+        # Streamed speech (the default class) at Deepgram's streaming price, per minute as
+        # Deepgram publishes it: the map's 0.00012833 a second is 0.0077 / 60 rounded.
+        ("deepgram", "nova-3", "asr", {"asr.audio_seconds": (Decimal("0.0077"), Decimal(60))}),
         # Per character in the map (0.000015), per million characters on the card.
         ("openai", "tts-1", "tts", {"tts.characters": (Decimal(15), MILLION)}),
         (
@@ -63,6 +66,33 @@ def test_voice_prices_are_exact_decimals_per_rate_card_meter(provider, model, co
     assert {meter: (price, per) for meter, (price, per, _note) in found.prices.items()} == prices
     for price, _per, _note in found.prices.values():
         assert isinstance(price, Decimal)
+
+
+def test_streamed_speech_takes_the_streaming_listing_and_never_the_batch_price():
+    # deepgram/streaming/nova-3 is 0.0077 a minute, deepgram/nova-3 (pre-recorded) 0.0043.
+    streaming = find_voice_model("deepgram", "nova-3", "asr")
+    batch = find_voice_model("deepgram", "nova-3", "asr", price_class=BATCH)
+    assert streaming is not None and batch is not None
+    assert (streaming.map_key, streaming.price_class, streaming.prices) == (
+        "deepgram/streaming/nova-3",
+        "streaming",
+        {"asr.audio_seconds": (Decimal("0.0077"), Decimal(60), "the provider's per-minute price")},
+    )
+    assert (batch.map_key, batch.price_class, batch.prices) == (
+        "deepgram/nova-3",
+        "batch",
+        {"asr.audio_seconds": (Decimal("0.0043"), Decimal(60), "the provider's per-minute price")},
+    )
+    # The map lists nova-2 at its batch price only: for streamed speech that is no price.
+    nova_2 = find_voice_model("deepgram", "nova-2", "asr")
+    assert nova_2 is not None
+    assert (nova_2.prices, nova_2.other_class) == (
+        {},
+        "the map lists only its batch price (deepgram/nova-2), no streaming one",
+    )
+    # A provider whose listings state no class keeps its one price, of no stated class.
+    whisper = find_voice_model("openai", "whisper-1", "asr")
+    assert whisper is not None and whisper.price_class is None
 
 
 def test_a_model_the_map_prices_otherwise_has_its_meter_missing():

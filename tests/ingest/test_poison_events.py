@@ -214,3 +214,59 @@ def test_a_large_file_committed_in_pieces_decides_sessions_as_the_whole_file(
             "9",
         ),
     ]
+
+
+def _session_event(event_id: str, event_type: str, at: str, session_id: str = "s-1", **fields):
+    event = llm(event_id, session_id=session_id, occurred_at=at, **fields)
+    for name in ("provider", "model", "turn_index", "input_tokens", "cached_input_tokens"):
+        event.pop(name)
+    event.pop("output_tokens")
+    return {**event, "event_type": event_type}
+
+
+def _started(event_id: str, at: str, session_id: str = "s-1") -> dict:
+    return _session_event(
+        event_id, "session.started", at, session_id, scenario="customer_service",
+        channel="sip", pipeline="cascade",
+    )  # fmt: skip
+
+
+def _ended(event_id: str, at: str, session_id: str = "s-1") -> dict:
+    return _session_event(event_id, "session.ended", at, session_id, end_reason="user_hangup")
+
+
+def test_a_session_ended_before_its_start_is_clock_skew_in_one_file_or_after_it(
+    tmp_path: Path,
+) -> None:
+    # SPEC 3: s-1 starts at 10:00 and "ends" at 09:55 (-300 s) in one file; s-2 starts at 10:00
+    # in one ingest and ends at 09:59 in the next; s-3 ends at 10:02, after its 10:00 start.
+    settings = _settings(tmp_path / "home")
+    first = write_jsonl(
+        tmp_path / "a.jsonl",
+        [
+            _started("1", "2026-11-01T10:00:00Z"),
+            _ended("2", "2026-11-01T09:55:00Z"),
+            _started("3", "2026-11-01T10:00:00Z", "s-2"),
+            _started("4", "2026-11-01T10:00:00Z", "s-3"),
+        ],
+    )
+    [one] = ingest_paths(settings, [first], ingest_time=INGEST_TIME)
+    later = write_jsonl(
+        tmp_path / "b.jsonl",
+        [_ended("5", "2026-11-01T09:59:00Z", "s-2"), _ended("6", "2026-11-01T10:02:00Z", "s-3")],
+    )
+
+    [two] = ingest_paths(settings, [later], ingest_time=INGEST_TIME)
+
+    assert (one.accepted, one.reasons) == (3, {"clock_skew": 1})
+    assert (two.accepted, two.reasons) == (1, {"clock_skew": 1})
+    assert query(
+        settings, "select file_id, line_number, reason, detail, event_id from raw.quarantine "
+        "order by file_id, line_number",
+    ) == [
+        (1, 2, "clock_skew", "occurred_at", "2"),
+        (2, 1, "clock_skew", "occurred_at", "5"),
+    ]  # fmt: skip
+    assert query(settings, "select event_id from raw.events order by 1") == [
+        ("1",), ("3",), ("4",), ("6",),
+    ]  # fmt: skip
