@@ -75,10 +75,10 @@ test-fast: env
 bench: env java
 	$(BIN)/python -m benchmarks.bench
 
-# Python (ruff) and the dbt project's SQL (sqlfluff, configured in dbt/.sqlfluff). CI runs it
-# before the tests.
+# Python (ruff; mypy, configured in pyproject.toml) and the dbt project's SQL (sqlfluff,
+# configured in dbt/.sqlfluff). CI runs it before the tests.
 lint: env
-	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/sqlfluff lint dbt/models dbt/data-tests
+	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/mypy && $(BIN)/sqlfluff lint dbt/models dbt/data-tests
 
 format: env
 	$(BIN)/ruff format . && $(BIN)/ruff check --fix .

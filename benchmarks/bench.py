@@ -74,8 +74,9 @@ def bare_read_seconds(files: list[Path], fmt: str) -> tuple[int, float]:
     )
     with duckdb.connect() as con:
         started = time.perf_counter()
-        (rows,) = con.execute(f"select count(*) from {reader}").fetchone()
-        return rows, time.perf_counter() - started
+        row = con.execute(f"select count(*) from {reader}").fetchone()
+        assert row is not None  # a count always has its row
+        return row[0], time.perf_counter() - started
 
 
 def typed_parse_seconds(files: list[Path]) -> tuple[int, float]:
@@ -91,11 +92,12 @@ def typed_parse_seconds(files: list[Path]) -> tuple[int, float]:
     listing = "[" + ", ".join(f"'{p}'" for p in files) + "]"
     with duckdb.connect() as con:
         started = time.perf_counter()
-        (rows, *_) = con.execute(
+        counted = con.execute(
             f"select count(*), count(columns(*)) from read_json({listing}, "
             f"format = 'newline_delimited', columns = {{{columns}}}, ignore_errors = true)"
         ).fetchone()
-        return rows, time.perf_counter() - started
+        assert counted is not None  # a count always has its row
+        return counted[0], time.perf_counter() - started
 
 
 def store_once_floor_seconds(files: list[Path], fmt: str, out: Path) -> tuple[int, float]:

@@ -76,14 +76,14 @@ def session_events(at: datetime) -> list[dict]:
     session = f"fresh-{uuid.uuid4().hex[:16]}"
     stamp = lambda seconds: (at + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")  # noqa: E731
     base = {"source": SOURCE, "tenant_id": TENANT, "session_id": session}
-    usage = [
+    usage: list[tuple[str, dict[str, object]]] = [
         ("asr.usage", {"provider": "aliyun", "model": "paraformer-realtime-v2",
                        "audio_seconds": "4.5"}),
         ("llm.usage", {"provider": "deepseek", "model": "deepseek-chat", "input_tokens": 420,
                        "cached_input_tokens": 0, "output_tokens": 60}),
         ("tts.usage", {"provider": "aliyun", "model": "cosyvoice-v2", "characters": 80}),
     ]  # fmt: skip
-    events = [
+    events: list[dict[str, object]] = [
         {**base, "event_id": f"{session}-0", "event_type": "session.started",
          "occurred_at": stamp(0), "scenario": "customer_service", "channel": "pstn",
          "pipeline": "cascade"},
@@ -147,7 +147,9 @@ def _visible(settings: Settings) -> tuple[datetime | None, list[str]]:
         return None, []
     try:
         with open_published(settings) as con:
-            (published_at,) = con.execute("select published_at from publication").fetchone()
+            published = con.execute("select published_at from publication").fetchone()
+            assert published is not None  # the publication table has its one row
+            (published_at,) = published
             paths = con.execute(
                 "select path from marts.fct_ingested_files where path like ?",
                 [f"%/collector/{SOURCE}/%"],

@@ -49,12 +49,12 @@ def run_build_job(settings: Settings, *, full_refresh: bool = False) -> BuildOut
         )
     seconds = time.perf_counter() - started
     materialized = [
-        event.event_specific_data.materialization
+        event.step_materialization_data.materialization
         for event in result.all_events
         if event.event_type == DagsterEventType.ASSET_MATERIALIZATION
     ]
     checks = [
-        event.event_specific_data
+        event.asset_check_evaluation_data
         for event in result.all_events
         if event.event_type == DagsterEventType.ASSET_CHECK_EVALUATION
     ]
@@ -71,7 +71,7 @@ def run_build_job(settings: Settings, *, full_refresh: bool = False) -> BuildOut
                 f"{meta['total_events']:,} events in the warehouse"
             )
         if key == "ops/refresh_events":
-            lines.append(materialization.metadata["summary"].value)
+            lines.append(str(materialization.metadata["summary"].value))
     dbt_models = [
         m
         for m in materialized
@@ -89,8 +89,8 @@ def run_build_job(settings: Settings, *, full_refresh: bool = False) -> BuildOut
     if not result.success:
         for event in result.all_events:
             if event.event_type == DagsterEventType.STEP_FAILURE:
-                error = event.event_specific_data.error
-                message = error.cause.message if error and error.cause else error.message
+                error = event.step_failure_data.error
+                message = (error.cause or error).message if error else "(no error recorded)"
                 lines.append(f"failed step {event.step_key}: {message.strip()}")
     elif any(m.asset_key.path == ["published", "marts"] for m in materialized):
         lines.append(f"published: {settings.published_path}")

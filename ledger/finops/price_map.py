@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from decimal import Context, Decimal, localcontext
 from functools import cache
 from pathlib import Path
+from typing import TypeGuard
 
 from ledger.core.settings import REPO_ROOT
 
@@ -174,7 +175,7 @@ class MapModel:
     other_class: str | None = None
 
 
-def _is_number(value: object) -> bool:
+def _is_number(value: object) -> TypeGuard[int | Decimal]:
     return isinstance(value, int | Decimal) and not isinstance(value, bool)
 
 
@@ -222,7 +223,7 @@ def _meter_price(entry: dict, meter: str) -> tuple[Decimal, Decimal, str] | None
             if (
                 per == PER_MINUTE
                 and _is_number(minute)
-                and abs(price - minute) < ROUNDED_PER_SECOND * per
+                and abs(price - Decimal(minute)) < ROUNDED_PER_SECOND * per
             ):
                 return Decimal(minute), per, "the provider's per-minute price"
         return price, per, note
