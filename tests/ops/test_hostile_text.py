@@ -21,6 +21,7 @@ from ledger.alerts.drift import Drift, drift_message
 from ledger.alerts.figures import Freshness
 from ledger.alerts.slo import BurnAlert, burn_message
 from ledger.alerts.spend import Crossing, spend_message
+from ledger.commands.whatif import TenantWhatIf, WhatIf, write_outputs
 from ledger.core.settings import Settings
 from ledger.escaping import html, markdown, slack, spreadsheet, streamlit_markdown
 from ledger.finops.focus import CHARGES_TABLE, UNPRICED_TABLE, export_focus
@@ -281,3 +282,21 @@ def test_the_focus_csv_and_its_unpriced_sidecar_hold_no_formula(tmp_path: Path) 
         assert sorted(r[name] for r in rows) == sorted(spreadsheet.cell(t) for t in IDENTIFIERS)
         assert {r[amount] for r in rows} == {"-1.250000000000"}
     assert {json.loads(r["Tags"])["k"] for r in csv.DictReader(out.open())} == {1}
+
+
+def test_the_what_if_csv_and_workbook_write_hostile_tenants_as_text(tmp_path: Path) -> None:
+    tenants = [
+        TenantWhatIf(name, 2, Decimal("2.75"), Decimal("1.5"), Decimal(1), Decimal(1))
+        for name in IDENTIFIERS
+    ]
+    result = WhatIf(tmp_path / "candidate", "0" * 64, None, None, None, "CNY", tenants)
+    csv_path, xlsx_path = write_outputs(result, tmp_path / "whatif")
+    text = csv_path.read_text()
+    assert formula_cells(text) == []
+    rows = [row for row in csv.reader(io.StringIO(text)) if row and not row[0].startswith("# ")]
+    assert [row[0] for row in rows[1:]] == [spreadsheet.cell(t) for t in IDENTIFIERS]
+    # A difference below zero (candidate - now) stays a number, never marked as text.
+    assert {row[4] for row in rows[1:]} == {"-1.25"}
+    sheet = openpyxl.load_workbook(xlsx_path).active
+    kept = [row[0] for row in sheet.iter_rows(values_only=True)][-len(IDENTIFIERS) :]
+    assert kept == list(IDENTIFIERS)  # text cells: `=2+5` is not a formula there
