@@ -13,7 +13,9 @@ from dashboards.filters import explain_empty, render_sidebar
 from dashboards.sign_in import render_sign_out, require_viewer
 from ledger.escaping.streamlit_markdown import escape, escape_all
 
-st.set_page_config(page_title="Voice ledger boards", page_icon=":material/call:", layout="wide")
+# An emoji favicon is drawn in the page (a data: URL); a Material one is fetched from
+# fonts.gstatic.com, the one request the boards made outside their own address (issue 41).
+st.set_page_config(page_title="Voice ledger boards", page_icon="📞", layout="wide")
 
 PAGES = [
     st.Page("app_pages/overview.py", title="Overview", icon=":material/dashboard:", default=True),

@@ -84,12 +84,9 @@ SCREENSHOTS = {
 }
 
 
-def screenshot(page, url: str, name: str, out_dir: Path) -> None:
-    """Open one page, wait for its figures, and save `<name>.png` (the whole page)."""
-    path, ready = SCREENSHOTS[name]
-    page.goto(f"{url}/{path}", wait_until="domcontentloaded")
-    page.get_by_text(ready).first.wait_for()
-    # The charts and grids draw after the text: wait until each has (on a slow machine, seconds).
+def wait_until_drawn(page) -> None:
+    """The charts and grids draw after the text: wait until each has (on a slow machine,
+    seconds)."""
     page.wait_for_function(
         "() => !document.querySelector('[data-testid=\"stSkeleton\"]')"
         " && [...document.querySelectorAll('[data-testid=\"stPlotlyChart\"]')]"
@@ -97,6 +94,14 @@ def screenshot(page, url: str, name: str, out_dir: Path) -> None:
         " && [...document.querySelectorAll('[data-testid=\"stDataFrame\"]')]"
         ".every(grid => grid.querySelector('canvas'))"
     )
+
+
+def screenshot(page, url: str, name: str, out_dir: Path) -> None:
+    """Open one page, wait for its figures, and save `<name>.png` (the whole page)."""
+    path, ready = SCREENSHOTS[name]
+    page.goto(f"{url}/{path}", wait_until="domcontentloaded")
+    page.get_by_text(ready).first.wait_for()
+    wait_until_drawn(page)
     page.wait_for_timeout(1_500)
     page.screenshot(path=str(out_dir / f"{name}.png"), full_page=True)
 
