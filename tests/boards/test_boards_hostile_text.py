@@ -13,13 +13,7 @@ from streamlit.testing.v1 import AppTest
 from ledger.core.settings import REPO_ROOT, Settings
 from ledger.escaping import streamlit_markdown
 from ledger.serving.links import PAGE_PATHS, board_link
-from tests.support.browser import (
-    CHROMIUM_ARGS,
-    TIMEOUT_MS,
-    page_faults,
-    serving,
-    wait_until_drawn,
-)
+from tests.support.browser import chromium_page, page_faults, serving, wait_until_drawn
 from tests.support.hostile_text import MARKDOWN_LINKS, SLACK_CONTROLS, live_markdown
 
 APP = REPO_ROOT / "dashboards" / "app.py"
@@ -74,36 +68,29 @@ def test_in_a_real_browser_no_page_links_or_fetches_outside_the_boards(
 ) -> None:
     """Every page in headless Chromium, filtered to the hostile tenants: every request the page
     makes and every link and image it draws stays on the boards' own address."""
-    from playwright.sync_api import sync_playwright
-
     outside: dict[str, list[str]] = {}
-    with serving(hostile_boards_home, tmp_path / "streamlit.log") as url, sync_playwright() as pw:
-        browser = pw.chromium.launch(
-            executable_path=str(boards_chromium), headless=True, args=CHROMIUM_ARGS
-        )
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 800})
-            page.set_default_timeout(TIMEOUT_MS)
-            requested: list[str] = []
-            page.on("request", lambda request: requested.append(request.url))
-            for name in PAGE_PATHS:
-                link = board_link(
-                    url, name, {"from": "2025-03-10", "to": "2025-03-11", "tenant": TENANTS}
-                )
-                page.goto(link, wait_until="domcontentloaded")
-                # The filter line names the tenants as they are written: text, not a link.
-                page.get_by_text(re.compile(r"tenants: \[\.\.\]\(https:")).first.wait_for()
-                wait_until_drawn(page)
-                drawn = page.eval_on_selector_all(
-                    "a[href], img[src]", "els => els.map(e => e.href || e.src)"
-                )
-                outside[name] = [
-                    address
-                    for address in [*requested, *drawn]
-                    if not address.startswith((f"{url}/", "data:", "blob:"))
-                ]
-                assert page_faults(page) == [], name
-                requested.clear()
-        finally:
-            browser.close()
+    with (
+        serving(hostile_boards_home, tmp_path / "streamlit.log") as url,
+        chromium_page(width=1280, height=800) as page,
+    ):
+        requested: list[str] = []
+        page.on("request", lambda request: requested.append(request.url))
+        for name in PAGE_PATHS:
+            link = board_link(
+                url, name, {"from": "2025-03-10", "to": "2025-03-11", "tenant": TENANTS}
+            )
+            page.goto(link, wait_until="domcontentloaded")
+            # The filter line names the tenants as they are written: text, not a link.
+            page.get_by_text(re.compile(r"tenants: \[\.\.\]\(https:")).first.wait_for()
+            wait_until_drawn(page)
+            drawn = page.eval_on_selector_all(
+                "a[href], img[src]", "els => els.map(e => e.href || e.src)"
+            )
+            outside[name] = [
+                address
+                for address in [*requested, *drawn]
+                if not address.startswith((f"{url}/", "data:", "blob:"))
+            ]
+            assert page_faults(page) == [], name
+            requested.clear()
     assert outside == {name: [] for name in PAGE_PATHS}
