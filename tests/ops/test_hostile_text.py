@@ -56,8 +56,9 @@ def test_each_medium_writes_the_same_hostile_text_as_literal_text() -> None:
         f"\\[..\\]\\(https:{WJ}//evil.example/login\\)\\!\\[t\\]\\(http:{WJ}//x/r.png\\)"
     )
     assert slack.escape(SLACK_CONTROLS) == (
-        f"&lt;!channel&gt;&lt;https:{WJ}//evil.example/x|Open{WJ}_billing&gt;"
+        f"&lt;!channel&gt;&lt;https:{WJ}//evil.example/x|Open_billing&gt;"
     )
+    assert slack.escape("*bold*_it_~s~ gpt_4o") == (f"{WJ}*bold{WJ}*{WJ}_it{WJ}_{WJ}~s{WJ}~ gpt_4o")
     assert html.escape("<img/src=x/onerror=alert(1)>") == "&lt;img/src=x/onerror=alert(1)&gt;"
     assert [spreadsheet.cell(v) for v in (FORMULA, "-2+3", "@cmd", "\tx", "\r=1", "ok-1")] == [
         "'=2+5",
@@ -115,7 +116,7 @@ def _payloads(tenant: str, provider: str, model: str) -> dict[str, dict]:
         Decimal("20"), model, Decimal("2"),
     )  # fmt: skip
     burn = BurnAlert(
-        model, tenant, "llm_ttft", provider, Decimal("0.99"), model, "page", 14.4, 3600, 300,
+        model, tenant, "llm_ttft", provider, Decimal("0.99"), "page_1h_5m", "page", 14.4, 3600, 300,
         20.0, 21.0, datetime(2026, 11, 20, 6), 0.9, 0.1,
     )  # fmt: skip
     forecast = MonthForecast(Decimal(90), Decimal(120), Decimal(100), Decimal(130), 20, 10)
@@ -158,7 +159,7 @@ def test_every_alert_kinds_slack_payload_carries_hostile_names_as_text(name: str
 
 def test_a_cost_anomaly_names_a_hostile_tenant_and_model_exactly_as_text() -> None:
     payload = _payloads(SLACK_CONTROLS, "deepseek", FORMULA)["cost anomaly"]
-    tenant = f"&lt;!channel&gt;&lt;https:{WJ}//evil.example/x|Open{WJ}_billing&gt;"
+    tenant = f"&lt;!channel&gt;&lt;https:{WJ}//evil.example/x|Open_billing&gt;"
     assert payload["text"] == (
         f"[CRITICAL] {tenant} 2026-11-20: LLM cost +145.0% {BOARDS}/?tenant=x"
     )
