@@ -6,8 +6,8 @@ link under any label, `<@U123>` a mention) and has exactly three escapes, `&amp;
 in mrkdwn: a word joiner (U+2060, invisible) is written before each one that could open or close
 emphasis (one not between two letters or digits: `gpt_4o` stays as it is), so a name can never
 bold, strike or quote part of the message; and, as in Markdown, inside the shapes Slack links
-without brackets (`https://`, `www.`, `name@host.domain`). A value is bounded (`SCREEN_LIMIT`) so one long
-name cannot push a message over Slack's block limit (3,000 characters).
+without brackets (`https://`, `www.`, `name@host.domain`). A value is bounded (`SCREEN_LIMIT`)
+so one long name cannot push a message over Slack's block limit (3,000 characters).
 """
 
 from __future__ import annotations
