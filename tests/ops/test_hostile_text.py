@@ -21,6 +21,7 @@ from ledger.alerts.drift import Drift, drift_message
 from ledger.alerts.figures import Freshness
 from ledger.alerts.slo import BurnAlert, burn_message
 from ledger.alerts.spend import Crossing, spend_message
+from ledger.commands.budget_review import BudgetReview, SlackChange, SloChange, review_markdown
 from ledger.commands.whatif import TenantWhatIf, WhatIf, write_outputs
 from ledger.core.settings import Settings
 from ledger.escaping import html, markdown, slack, spreadsheet, streamlit_markdown
@@ -210,6 +211,30 @@ def test_the_reviews_markdown_escapes_a_hostile_tenant_exactly() -> None:
     written = render_markdown(_review(MARKDOWN_LINKS))
     tenant = f"\\[..\\]\\(https:{WJ}//evil.example/login\\)\\!\\[t\\]\\(http:{WJ}//x/r.png\\)"
     assert f"| 2026-11-20 | {tenant} | LLM cost | critical |" in written
+
+
+@pytest.mark.parametrize("name", TEXTS)
+def test_the_budget_reviews_markdown_carries_hostile_names_as_text(name: str) -> None:
+    slo = SloChange(
+        name, name, "endpointing", name, 100, 300, 250, Decimal("0.95"), Decimal("0.95"), 3, 9
+    )
+    slack = SlackChange(
+        name,
+        name,
+        1200,
+        1200,
+        1000,
+        1150,
+        (("endpointing", name, -50),),
+        (("llm_ttft", name, 400),),
+    )
+    review = BudgetReview("proposed.csv", 7, date(2026, 11, 1), date(2026, 11, 8), (name, -20))
+    review.slos, review.slack = [slo], [slack]
+    written = review_markdown(review)
+    assert live_markdown(written, streamlit=False) == []
+    escaped = markdown.escape(name)
+    assert f"| {escaped} | {escaped} | endpointing | {escaped} | 100 | 300 -> 250 |" in written
+    assert f"- {escaped} for {escaped}: endpointing ({escaped}) -50 ms;" in written
 
 
 # ---- every CSV export ----------------------------------------------------------------------------
