@@ -117,6 +117,11 @@ def test_the_boards_bind_this_machine_unless_told_otherwise():
     assert command[command.index("--server.address") + 1] == "127.0.0.1"
 
 
+def test_the_boards_show_no_traceback_or_server_path_to_a_reader():
+    command = streamlit_command(8501)
+    assert command[command.index("--client.showErrorDetails") + 1] == "none"
+
+
 def test_serving_on_another_address_without_the_access_file_is_refused(tmp_path: Path, monkeypatch):
     from ledger.commands.cli import main
 
