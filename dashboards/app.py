@@ -14,7 +14,9 @@ from dashboards.sign_in import render_sign_out, require_viewer
 from ledger.escaping.streamlit_markdown import escape, escape_all
 from ledger.serving.links import BOARD_PAGES, DEFAULT_PAGE
 
-st.set_page_config(page_title="Voice ledger boards", page_icon=":material/call:", layout="wide")
+# An emoji favicon is drawn in the page (a data: URL); a Material one is fetched from
+# fonts.gstatic.com, the one request the boards made outside their own address (issue 41).
+st.set_page_config(page_title="Voice ledger boards", page_icon="📞", layout="wide")
 
 PAGES = [
     st.Page(

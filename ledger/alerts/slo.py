@@ -165,7 +165,7 @@ def burn_message(settings: Settings, alert: BurnAlert, escalated: bool) -> dict:
     detail = (
         f"Burn rate {alert.long_burn_rate:.1f}x over {_window(alert.long_window_seconds)} and "
         f"{alert.short_burn_rate:.1f}x over {_window(alert.short_window_seconds)} (rule "
-        f"{slack.escape(alert.rule_name)}: both above {alert.factor:g}x). Objective {objective} of turns "
+        f"{alert.rule_name}: both above {alert.factor:g}x). Objective {objective} of turns "
         "within budget"
     )
     if alert.sli is not None:

@@ -16,6 +16,7 @@ audio durations the proposal is judged on: what switching to the candidate would
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_EVEN, Decimal
 from pathlib import Path
@@ -25,6 +26,7 @@ import pyarrow as pa
 
 from ledger.contract.events import SEGMENTS
 from ledger.core.settings import Settings
+from ledger.escaping import markdown
 from ledger.reference import ReferenceDataError, load_reference
 from ledger.reference.latency import load_latency_budgets
 from ledger.reference.models import LatencyBudgetRow
@@ -88,10 +90,14 @@ class SlackChange:
     def slack_proposed(self) -> int:
         return self.first_audio_proposed - self.segments_proposed
 
-    def describe(self) -> str:
-        where = f"{self.profile}" + (f" for {self.tenant_id}" if self.tenant_id else "")
+    def describe(self, written: Callable[[object], str] = str) -> str:
+        """The slack's change in one sentence; `written` turns each name from the reference data
+        (profile, tenant, owner) into the text of the medium it goes to (ledger.escaping)."""
+        where = written(self.profile) + (
+            f" for {written(self.tenant_id)}" if self.tenant_id else ""
+        )
         changes = ", ".join(
-            f"{segment} ({owner or 'no owner'}) {delta:+d} ms"
+            f"{segment} ({written(owner) if owner else 'no owner'}) {delta:+d} ms"
             for segment, owner, delta in self.changes
         )
         if self.first_audio_proposed != self.first_audio_current:
@@ -104,7 +110,9 @@ class SlackChange:
             f"({self.first_audio_proposed} ms) {self.slack_current} -> {self.slack_proposed} ms"
         )
         if self.slack_proposed < 0:
-            owners = sorted({owner or "no owner" for _, owner, _ in self.others})
+            owners = sorted(
+                {written(owner) if owner else "no owner" for _, owner, _ in self.others}
+            )
             text += (
                 f": the segments now add up to {-self.slack_proposed} ms more than first audio, "
                 f"margin taken from {', '.join(owners)} (their segments, "
@@ -349,11 +357,12 @@ def review_markdown(review: BudgetReview) -> str:
     )
     if review.shadow:
         lines.append(
-            f"The proposal is shadow candidate `{review.shadow[0]}`'s measured endpointing change, "
-            f"{review.shadow[1]:+d} ms, on every endpointing budget and recorded duration."
+            f"The proposal is shadow candidate {markdown.escape(review.shadow[0])}'s measured "
+            f"endpointing change, {review.shadow[1]:+d} ms, on every endpointing budget and "
+            "recorded duration."
         )
     lines += ["", "## Whose slack the change consumes", ""]
-    lines += [f"- {slack.describe()}" for slack in review.slack] or ["- unchanged"]
+    lines += [f"- {slack.describe(markdown.escape)}" for slack in review.slack] or ["- unchanged"]
     lines += [
         "",
         "## SLOs that change",
@@ -363,7 +372,8 @@ def review_markdown(review: BudgetReview) -> str:
     ]
     for slo in review.changed:
         lines.append(
-            f"| {slo.tenant_id} | {slo.profile} | {slo.segment} | {slo.owner or '-'} | "
+            f"| {markdown.escape(slo.tenant_id)} | {markdown.escape(slo.profile)} | {slo.segment} | "
+            f"{markdown.escape(slo.owner) if slo.owner else '-'} | "
             f"{slo.turns} | {slo.current_budget_ms} -> {slo.proposed_budget_ms} | "
             f"{_pct(slo.breach_pct(False))} -> {_pct(slo.breach_pct(True))} | "
             f"{_pct(slo.remaining_pct(False))} -> {_pct(slo.remaining_pct(True))} |"

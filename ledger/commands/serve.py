@@ -44,6 +44,10 @@ def streamlit_command(port: int, *, address: str = LOCALHOST) -> list[str]:
         # A product, not a notebook: no "Deploy" button or developer menu for its readers.
         "--client.toolbarMode",
         "viewer",
+        # An error a page did not foresee shows Streamlit's redacted message, never a traceback
+        # with the server's paths (issue 41); the whole of it goes to the server's log.
+        "--client.showErrorDetails",
+        "none",
         "--server.address",
         address,
     ]

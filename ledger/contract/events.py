@@ -82,36 +82,51 @@ def _anchored(pattern: str) -> str:
 
 
 # Personal data stays out of identifiers and short codes (SPEC 3): a value containing an e-mail
-# address, a phone number written as `+` and 8-15 digits, or a card number is `personal_data`
+# address, a phone number (`+` or `00` and its digits), or a card number is `personal_data`
 # (issue 26: all three passed as a `session_id` and reached the published facts). A card number has
 # 15-19 digits, starts with 3-6 and passes the Luhn check, so an epoch timestamp in a machine id
 # (`sess-1733300000000-42`) starts with 1 and is not one. It is written as one run of digits or
-# grouped as cards are printed, 4-4-4-4 (and 1-3 more) or 4-6-5 with a space or a dash, and either
-# way stands apart: not glued to a letter or a digit on either side. Inside a hexadecimal id the
+# grouped as cards are printed, 4-4-4-4 (and 1-3 more) or 4-6-5 with a space, dash, dot or
+# underscore, standing apart (not glued to a letter or a digit on either side) or inside a word
+# that is not hexadecimal (`card4111111111111111`, issue 41). Inside a hexadecimal id the
 # digits are not a card: a collector's event id (32 hex characters of a SHA-256) held a Luhn-valid
 # run of 15 digits in 240 of a million, and a UUID's digit-only groups (`...-2769-4480-9123-...`)
 # in 176 events of a simulated month, before this rule; none with it. In a short
-# code, two or more groups of four digits joined by a space, dash or dot are how a card is written
-# (`card:4111.1111`): personal data too, however few digits. Every pattern reads alike in Python's
-# re and DuckDB's RE2 (no look-around); `ledger.contract.fields` writes the same checks in SQL for
-# the bulk ingest. Personal data wins over a value's other faults (length, alphabet): the operator
-# learns that a producer leaks it, and the quarantine sample is redacted.
-EMAIL_PATTERN = r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"
-PHONE_PATTERN = r"\+[0-9](?:[ -]?[0-9]){7,14}"
+# code, two or more groups of four digits joined by a space, dash, dot or underscore are how a card
+# is written (`card:4111.1111`): personal data too, however few digits. A phone number is `+` and
+# 8-15 digits, or `00` (the international prefix) and 8-14 more standing apart, spaces, dots and
+# brackets between them (`+1(415)555-2671`); a `00` number neither follows nor holds a dash, as
+# the digit-only groups of a UUID do (`...-84c2-007211246356`). An
+# e-mail address may have its `@` percent-encoded (`%40`); a SIP Call-ID is written like one
+# (`a84b4c76e66710@pc33.atlanta.com`, RFC 3261) but its left part is a machine's, 12 or more hex
+# characters or dashes, a digit among them, and it is not personal data. Every pattern reads
+# alike in Python's re and DuckDB's RE2 (no look-around); `ledger.contract.fields` writes the same
+# checks in SQL for the bulk ingest. Personal data wins over a value's other faults (length,
+# alphabet): the operator learns that a producer leaks it, and the quarantine sample is redacted.
+EMAIL_PATTERN = r"([A-Za-z0-9._%+-]+)(?:@|%40)[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"
+SIP_CALL_ID_LOCAL_PATTERN = r"[0-9A-Fa-f-]{12,}"
+SIP_CALL_ID_MIN_DIGITS = 1
+PHONE_PATTERN = (
+    r"\+[0-9](?:[ ().-]{0,2}[0-9]){7,14}"
+    r"|(?:^|[^0-9A-Za-z-])00[1-9](?:[ ().]{0,2}[0-9]){7,13}(?:[^0-9A-Za-z]|$)"
+)
 # A run of digits, or of digit groups, with what precedes it (the start, or a character neither
 # letter nor digit) and the letter glued after it, if any: the run counts only without that letter.
 PLAIN_RUN_PATTERN = r"(?:^|[^A-Za-z0-9])[0-9]+[A-Za-z]?"
-GROUPED_RUN_PATTERN = r"(?:^|[^A-Za-z0-9])[0-9]+(?:[ -][0-9]+)*[A-Za-z]?"
+GROUPED_RUN_PATTERN = r"(?:^|[^A-Za-z0-9])[0-9]+(?:[ ._-][0-9]+)*[A-Za-z]?"
 CARD_GROUPING_PATTERN = (
-    r"[0-9]{4}(?:[ -][0-9]{4}){3}(?:[ -][0-9]{1,3})?|[0-9]{4}[ -][0-9]{6}[ -][0-9]{5}"
+    r"[0-9]{4}(?:[ ._-][0-9]{4}){3}(?:[ ._-][0-9]{1,3})?|[0-9]{4}[ ._-][0-9]{6}[ ._-][0-9]{5}"
 )
-CARD_GROUPS_PATTERN = r"(?:^|[^0-9])[0-9]{4}(?:[ .-][0-9]{4})+(?:[^0-9]|$)"
+CARD_GROUPS_PATTERN = r"(?:^|[^0-9])[0-9]{4}(?:[ ._-][0-9]{4})+(?:[^0-9]|$)"
+# A word with a letter beyond hexadecimal's (`card4111111111111111`): the digit runs inside it are
+# checked as cards, the runs inside a hexadecimal word are not.
+LETTERED_WORD_PATTERN = r"[A-Za-z0-9]*[G-Zg-z][A-Za-z0-9]*"
 CARD_MIN_DIGITS, CARD_MAX_DIGITS, CARD_FIRST_DIGITS = 15, 19, "3456"
 
 
 def is_card_number(run: str) -> bool:
     """Digits (separators allowed) that are a card number: 15-19 digits, 3-6 first, Luhn."""
-    digits = run.replace(" ", "").replace("-", "")
+    digits = re.sub("[^0-9]", "", run)
     if not CARD_MIN_DIGITS <= len(digits) <= CARD_MAX_DIGITS or digits[0] not in CARD_FIRST_DIGITS:
         return False
     total = 0
@@ -122,7 +137,8 @@ def is_card_number(run: str) -> bool:
 
 
 def card_numbers(text: str) -> list[str]:
-    """The card numbers written in `text`, as written (plain runs, then grouped runs)."""
+    """The card numbers written in `text`, as written (plain runs, grouped runs, then the runs in
+    a lettered word)."""
     found = []
     for runs, shape in (
         (PLAIN_RUN_PATTERN, "[0-9]+"),
@@ -132,11 +148,28 @@ def card_numbers(text: str) -> list[str]:
             run = re.sub("^[^0-9]", "", match)
             if re.fullmatch(shape, run) and is_card_number(run):
                 found.append(run)
+    for word in re.findall(LETTERED_WORD_PATTERN, text):
+        found += [run for run in re.findall("[0-9]+", word) if is_card_number(run)]
     return found
 
 
+def is_sip_call_id_local_part(local: str) -> bool:
+    """The left part of an address-shaped value that a SIP stack made (a Call-ID), not a mailbox."""
+    digits = sum(char.isdigit() for char in local)
+    return bool(re.fullmatch(SIP_CALL_ID_LOCAL_PATTERN, local)) and digits >= SIP_CALL_ID_MIN_DIGITS
+
+
+def email_addresses(text: str) -> list[str]:
+    """The e-mail addresses written in `text` (a SIP Call-ID is not one)."""
+    return [
+        match.group(0)
+        for match in re.finditer(EMAIL_PATTERN, text)
+        if not is_sip_call_id_local_part(match.group(1))
+    ]
+
+
 def has_personal_data(text: str, *, card_groups: bool = False) -> bool:
-    if re.search(EMAIL_PATTERN, text) or re.search(PHONE_PATTERN, text):
+    if email_addresses(text) or re.search(PHONE_PATTERN, text):
         return True
     if card_groups and re.search(CARD_GROUPS_PATTERN, text):
         return True

@@ -28,9 +28,12 @@ from ledger.contract.events import (
     EMAIL_PATTERN,
     EVENT_TYPES,
     GROUPED_RUN_PATTERN,
+    LETTERED_WORD_PATTERN,
     MODEL_BY_EVENT_TYPE,
     PHONE_PATTERN,
     PLAIN_RUN_PATTERN,
+    SIP_CALL_ID_LOCAL_PATTERN,
+    SIP_CALL_ID_MIN_DIGITS,
     NoPersonalData,
 )
 
@@ -284,22 +287,39 @@ def _card_runs_sql(value: str) -> str:
             (GROUPED_RUN_PATTERN, CARD_GROUPING_PATTERN),
         )
     ]
+    found.append(
+        "list_filter(flatten(list_transform("
+        f"regexp_extract_all({value}, {_sql_text(LETTERED_WORD_PATTERN)}), "
+        "lambda w: regexp_extract_all(w, '[0-9]+'))), "
+        f"lambda r: {_card_digits_sql('r')})"
+    )
     return f"list_concat({', '.join(found)})"
+
+
+def _email_sql(value: str) -> str:
+    """SQL: `value` holds an e-mail address (`events.email_addresses`), a SIP Call-ID's left part
+    (`events.is_sip_call_id_local_part`) not counting as one."""
+    sip = (
+        f"regexp_full_match(l, {_sql_text(SIP_CALL_ID_LOCAL_PATTERN)}) "
+        f"and length(regexp_replace(l, '[^0-9]', '', 'g')) >= {SIP_CALL_ID_MIN_DIGITS}"
+    )
+    return (
+        f"len(list_filter(regexp_extract_all({value}, {_sql_text(EMAIL_PATTERN)}, 1), "
+        f"lambda l: not ({sip}))) > 0"
+    )
 
 
 def personal_data_sql(value: str, *, card_groups: bool) -> str:
     """SQL, true when the text `value` holds personal data (`events.has_personal_data`).
 
-    A cheap regular expression that every case needs (an `@`, a `+` and a digit, 15 digits or, for
-    a short code, two groups of four) comes first: the usual identifier pays for nothing more.
+    A cheap regular expression that every case needs (an `@` or `%40`, a `+` and a digit, `00` and
+    one, 15 digits or, for a short code, two groups of four) comes first: the usual identifier pays
+    for nothing more.
     """
-    needed = r"@|\+[0-9]|[0-9](?:[ -]?[0-9]){14}"
-    checks = [
-        f"regexp_matches({value}, {_sql_text(EMAIL_PATTERN)})",
-        f"regexp_matches({value}, {_sql_text(PHONE_PATTERN)})",
-    ]
+    needed = r"@|%40|\+[0-9]|00[1-9]|[0-9](?:[ ._-]?[0-9]){14}"
+    checks = [_email_sql(value), f"regexp_matches({value}, {_sql_text(PHONE_PATTERN)})"]
     if card_groups:
-        needed += "|[0-9]{4}[ .-][0-9]{4}"
+        needed += "|[0-9]{4}[ ._-][0-9]{4}"
         checks.append(f"regexp_matches({value}, {_sql_text(CARD_GROUPS_PATTERN)})")
     checks.append(f"len({_card_runs_sql(value)}) > 0")
     return (

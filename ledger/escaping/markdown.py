@@ -34,6 +34,6 @@ def escape_characters(text: str, characters: str) -> str:
     return AUTOLINK_SHAPES.sub(WORD_JOINER, escaped)
 
 
-def escape(value: object, limit: int | None = None) -> str:
+def escape(value: object) -> str:
     """`value` as literal text in a Markdown document (also inside a table cell)."""
-    return escape_characters(inert(value, limit), INLINE)
+    return escape_characters(inert(value), INLINE)

@@ -3,10 +3,11 @@
 Slack reads `<...>` as a control sequence (`<!channel>` pings everyone, `<https://x|label>` is a
 link under any label, `<@U123>` a mention) and has exactly three escapes, `&amp;`, `&lt;` and
 `&gt;`, which disarm all of them. Emphasis markers (`*`, `_`, `~`, a backquote) have no escape
-in mrkdwn: a word joiner (U+2060, invisible) is written before each, so a name can never bold,
-strike or quote part of the message; and, as in Markdown, inside the shapes Slack links without
-brackets (`https://`, `www.`, `name@host.domain`). A value is bounded (`SCREEN_LIMIT`) so one long
-name cannot push a message over Slack's block limit (3,000 characters).
+in mrkdwn: a word joiner (U+2060, invisible) is written before each one that could open or close
+emphasis (one not between two letters or digits: `gpt_4o` stays as it is), so a name can never
+bold, strike or quote part of the message; and, as in Markdown, inside the shapes Slack links
+without brackets (`https://`, `www.`, `name@host.domain`). A value is bounded (`SCREEN_LIMIT`)
+so one long name cannot push a message over Slack's block limit (3,000 characters).
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from ledger.escaping.markdown import AUTOLINK_SHAPES, WORD_JOINER
 from ledger.escaping.text import SCREEN_LIMIT, inert
 
 CONTROL_ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
-EMPHASIS = re.compile(r"(?=[*_~`])")
+# A marker with a letter or digit on neither side, or on one side only.
+EMPHASIS = re.compile(r"(?<![A-Za-z0-9])(?=[*_~`])|(?=[*_~`](?![A-Za-z0-9]))")
 
 
 def escape(value: object) -> str:

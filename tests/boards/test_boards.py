@@ -454,8 +454,9 @@ def test_experience_board_draws_the_latency_budget_table_per_profile_coloured_by
         "sessions?from=2025-03-10&scenario=customer_service&sort=slowest%3Allm_ttft&to=2025-03-11"
     )
     captions = " ".join(c.value for c in at.caption)
+    # The profile is reference data, escaped as Markdown (`\_` shows as `_`).
     assert (
-        "Worst line at P95: **LLM time to first token** of customer_service (owner: inference), "
+        "Worst line at P95: **LLM time to first token** of customer\\_service (owner: inference), "
         "+30.8% against its budget."
     ) in captions
 

@@ -4,15 +4,20 @@ from the data, and the names are shown, escaped."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from ledger.core.settings import REPO_ROOT, Settings
 from ledger.escaping import streamlit_markdown
-from ledger.serving.links import PAGE_PATHS
+from ledger.serving.links import PAGE_PATHS, board_link
+from tests.support.browser import chromium_page, page_faults, serving, wait_until_drawn
 from tests.support.hostile_text import MARKDOWN_LINKS, SLACK_CONTROLS, live_markdown
 
 APP = REPO_ROOT / "dashboards" / "app.py"
+TENANTS = [MARKDOWN_LINKS, SLACK_CONTROLS]
 
 
 @pytest.fixture
@@ -38,7 +43,7 @@ def test_no_board_page_renders_hostile_names_as_markup(hostile_env: Settings) ->
     for page in PAGE_PATHS:
         at = AppTest.from_file(str(APP), default_timeout=120)
         at.query_params["from"], at.query_params["to"] = "2025-03-10", "2025-03-11"
-        at.query_params["tenant"] = [MARKDOWN_LINKS, SLACK_CONTROLS]
+        at.query_params["tenant"] = TENANTS
         at.run()
         at.switch_page(f"app_pages/{page}.py").run()
         assert not at.exception, (page, [e.value for e in at.exception])
@@ -55,3 +60,37 @@ def test_no_board_page_renders_hostile_names_as_markup(hostile_env: Settings) ->
     (top,) = [line for line in shown["overview"].splitlines() if line.startswith("Top mover:")]
     names = (streamlit_markdown.escape(MARKDOWN_LINKS), streamlit_markdown.escape(SLACK_CONTROLS))
     assert top.startswith(tuple(f"Top mover: **{name} · " for name in names)), top
+
+
+@pytest.mark.browser
+def test_in_a_real_browser_no_page_links_or_fetches_outside_the_boards(
+    hostile_boards_home: Settings, boards_chromium: Path, tmp_path: Path
+) -> None:
+    """Every page in headless Chromium, filtered to the hostile tenants: every request the page
+    makes and every link and image it draws stays on the boards' own address."""
+    outside: dict[str, list[str]] = {}
+    with (
+        serving(hostile_boards_home, tmp_path / "streamlit.log") as url,
+        chromium_page(width=1280, height=800) as page,
+    ):
+        requested: list[str] = []
+        page.on("request", lambda request: requested.append(request.url))
+        for name in PAGE_PATHS:
+            link = board_link(
+                url, name, {"from": "2025-03-10", "to": "2025-03-11", "tenant": TENANTS}
+            )
+            page.goto(link, wait_until="domcontentloaded")
+            # The filter line names the tenants as they are written: text, not a link.
+            page.get_by_text(re.compile(r"tenants: \[\.\.\]\(https:")).first.wait_for()
+            wait_until_drawn(page)
+            drawn = page.eval_on_selector_all(
+                "a[href], img[src]", "els => els.map(e => e.href || e.src)"
+            )
+            outside[name] = [
+                address
+                for address in [*requested, *drawn]
+                if not address.startswith((f"{url}/", "data:", "blob:"))
+            ]
+            assert page_faults(page) == [], name
+            requested.clear()
+    assert outside == {name: [] for name in PAGE_PATHS}

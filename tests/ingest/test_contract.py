@@ -176,9 +176,15 @@ CASES: list[tuple[str, tuple[str, str | None] | None]] = [
     (line("llm.usage", session_id="abcd4111-1111-1111-1111-1111abcd"), None),
     (line("llm.usage", session_id="call-3782-822463-10005"), ("personal_data", "session_id")),
     (line("llm.usage", session_id="x-4111-1111-1111-1111-x"), ("personal_data", "session_id")),
-    # digits glued to letters are a hexadecimal id's, not a card (a SHA-256 id held such runs)
+    # digits glued to letters in a hexadecimal id are not a card (a SHA-256 id held such runs);
+    # in any other word they are (issue 41)
     (line("llm.usage", event_id="cb317a98d402754525430290b8dd5d48"), None),
-    (line("llm.usage", session_id="card4111111111111111"), None),
+    (line("llm.usage", session_id="card4111111111111111"), ("personal_data", "session_id")),
+    (line("llm.usage", session_id="4111.1111.1111.1111"), ("personal_data", "session_id")),
+    (line("llm.usage", session_id="+1(415)555-2671"), ("personal_data", "session_id")),
+    (line("llm.usage", session_id="tel:0044.20.7946.0958"), ("personal_data", "session_id")),
+    (line("llm.usage", tenant_id="jane.doe%40mail.example.com"), ("personal_data", "tenant_id")),
+    (line("llm.usage", session_id="a84b4c76e66710@pc33.atlanta.example.com"), None),
     (line("llm.usage", session_id="card-4111111111111111-2"), ("personal_data", "session_id")),
     (line("llm.usage", tenant_id="a@b.co"), ("personal_data", "tenant_id")),
     (line("llm.usage", event_id="user.name+tag@mail.example.com"), ("personal_data", "event_id")),

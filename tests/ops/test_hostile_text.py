@@ -21,6 +21,8 @@ from ledger.alerts.drift import Drift, drift_message
 from ledger.alerts.figures import Freshness
 from ledger.alerts.slo import BurnAlert, burn_message
 from ledger.alerts.spend import Crossing, spend_message
+from ledger.commands.budget_review import BudgetReview, SlackChange, SloChange, review_markdown
+from ledger.commands.whatif import TenantWhatIf, WhatIf, write_outputs
 from ledger.core.settings import Settings
 from ledger.escaping import html, markdown, slack, spreadsheet, streamlit_markdown
 from ledger.finops.focus import CHARGES_TABLE, UNPRICED_TABLE, export_focus
@@ -55,8 +57,9 @@ def test_each_medium_writes_the_same_hostile_text_as_literal_text() -> None:
         f"\\[..\\]\\(https:{WJ}//evil.example/login\\)\\!\\[t\\]\\(http:{WJ}//x/r.png\\)"
     )
     assert slack.escape(SLACK_CONTROLS) == (
-        f"&lt;!channel&gt;&lt;https:{WJ}//evil.example/x|Open{WJ}_billing&gt;"
+        f"&lt;!channel&gt;&lt;https:{WJ}//evil.example/x|Open_billing&gt;"
     )
+    assert slack.escape("*bold*_it_~s~ gpt_4o") == (f"{WJ}*bold{WJ}*{WJ}_it{WJ}_{WJ}~s{WJ}~ gpt_4o")
     assert html.escape("<img/src=x/onerror=alert(1)>") == "&lt;img/src=x/onerror=alert(1)&gt;"
     assert [spreadsheet.cell(v) for v in (FORMULA, "-2+3", "@cmd", "\tx", "\r=1", "ok-1")] == [
         "'=2+5",
@@ -114,7 +117,7 @@ def _payloads(tenant: str, provider: str, model: str) -> dict[str, dict]:
         Decimal("20"), model, Decimal("2"),
     )  # fmt: skip
     burn = BurnAlert(
-        model, tenant, "llm_ttft", provider, Decimal("0.99"), model, "page", 14.4, 3600, 300,
+        model, tenant, "llm_ttft", provider, Decimal("0.99"), "page_1h_5m", "page", 14.4, 3600, 300,
         20.0, 21.0, datetime(2026, 11, 20, 6), 0.9, 0.1,
     )  # fmt: skip
     forecast = MonthForecast(Decimal(90), Decimal(120), Decimal(100), Decimal(130), 20, 10)
@@ -157,7 +160,7 @@ def test_every_alert_kinds_slack_payload_carries_hostile_names_as_text(name: str
 
 def test_a_cost_anomaly_names_a_hostile_tenant_and_model_exactly_as_text() -> None:
     payload = _payloads(SLACK_CONTROLS, "deepseek", FORMULA)["cost anomaly"]
-    tenant = f"&lt;!channel&gt;&lt;https:{WJ}//evil.example/x|Open{WJ}_billing&gt;"
+    tenant = f"&lt;!channel&gt;&lt;https:{WJ}//evil.example/x|Open_billing&gt;"
     assert payload["text"] == (
         f"[CRITICAL] {tenant} 2026-11-20: LLM cost +145.0% {BOARDS}/?tenant=x"
     )
@@ -208,6 +211,30 @@ def test_the_reviews_markdown_escapes_a_hostile_tenant_exactly() -> None:
     written = render_markdown(_review(MARKDOWN_LINKS))
     tenant = f"\\[..\\]\\(https:{WJ}//evil.example/login\\)\\!\\[t\\]\\(http:{WJ}//x/r.png\\)"
     assert f"| 2026-11-20 | {tenant} | LLM cost | critical |" in written
+
+
+@pytest.mark.parametrize("name", TEXTS)
+def test_the_budget_reviews_markdown_carries_hostile_names_as_text(name: str) -> None:
+    slo = SloChange(
+        name, name, "endpointing", name, 100, 300, 250, Decimal("0.95"), Decimal("0.95"), 3, 9
+    )
+    slack = SlackChange(
+        name,
+        name,
+        1200,
+        1200,
+        1000,
+        1150,
+        (("endpointing", name, -50),),
+        (("llm_ttft", name, 400),),
+    )
+    review = BudgetReview("proposed.csv", 7, date(2026, 11, 1), date(2026, 11, 8), (name, -20))
+    review.slos, review.slack = [slo], [slack]
+    written = review_markdown(review)
+    assert live_markdown(written, streamlit=False) == []
+    escaped = markdown.escape(name)
+    assert f"| {escaped} | {escaped} | endpointing | {escaped} | 100 | 300 -> 250 |" in written
+    assert f"- {escaped} for {escaped}: endpointing ({escaped}) -50 ms;" in written
 
 
 # ---- every CSV export ----------------------------------------------------------------------------
@@ -281,3 +308,21 @@ def test_the_focus_csv_and_its_unpriced_sidecar_hold_no_formula(tmp_path: Path) 
         assert sorted(r[name] for r in rows) == sorted(spreadsheet.cell(t) for t in IDENTIFIERS)
         assert {r[amount] for r in rows} == {"-1.250000000000"}
     assert {json.loads(r["Tags"])["k"] for r in csv.DictReader(out.open())} == {1}
+
+
+def test_the_what_if_csv_and_workbook_write_hostile_tenants_as_text(tmp_path: Path) -> None:
+    tenants = [
+        TenantWhatIf(name, 2, Decimal("2.75"), Decimal("1.5"), Decimal(1), Decimal(1))
+        for name in IDENTIFIERS
+    ]
+    result = WhatIf(tmp_path / "candidate", "0" * 64, None, None, None, "CNY", tenants)
+    csv_path, xlsx_path = write_outputs(result, tmp_path / "whatif")
+    text = csv_path.read_text()
+    assert formula_cells(text) == []
+    rows = [row for row in csv.reader(io.StringIO(text)) if row and not row[0].startswith("# ")]
+    assert [row[0] for row in rows[1:]] == [spreadsheet.cell(t) for t in IDENTIFIERS]
+    # A difference below zero (candidate - now) stays a number, never marked as text.
+    assert {row[4] for row in rows[1:]} == {"-1.25"}
+    sheet = openpyxl.load_workbook(xlsx_path).active
+    kept = [row[0] for row in sheet.iter_rows(values_only=True)][-len(IDENTIFIERS) :]
+    assert kept == list(IDENTIFIERS)  # text cells: `=2+5` is not a formula there

@@ -84,12 +84,9 @@ SCREENSHOTS = {
 }
 
 
-def screenshot(page, url: str, name: str, out_dir: Path) -> None:
-    """Open one page, wait for its figures, and save `<name>.png` (the whole page)."""
-    path, ready = SCREENSHOTS[name]
-    page.goto(f"{url}/{path}", wait_until="domcontentloaded")
-    page.get_by_text(ready).first.wait_for()
-    # The charts and grids draw after the text: wait until each has (on a slow machine, seconds).
+def wait_until_drawn(page) -> None:
+    """The charts and grids draw after the text: wait until each has (on a slow machine,
+    seconds)."""
     page.wait_for_function(
         "() => !document.querySelector('[data-testid=\"stSkeleton\"]')"
         " && [...document.querySelectorAll('[data-testid=\"stPlotlyChart\"]')]"
@@ -97,27 +94,46 @@ def screenshot(page, url: str, name: str, out_dir: Path) -> None:
         " && [...document.querySelectorAll('[data-testid=\"stDataFrame\"]')]"
         ".every(grid => grid.querySelector('canvas'))"
     )
+
+
+def screenshot(page, url: str, name: str, out_dir: Path) -> None:
+    """Open one page, wait for its figures, and save `<name>.png` (the whole page)."""
+    path, ready = SCREENSHOTS[name]
+    page.goto(f"{url}/{path}", wait_until="domcontentloaded")
+    page.get_by_text(ready).first.wait_for()
+    wait_until_drawn(page)
     page.wait_for_timeout(1_500)
     page.screenshot(path=str(out_dir / f"{name}.png"), full_page=True)
+
+
+@contextmanager
+def chromium_page(*, width: int, height: int) -> Iterator:
+    """A page of Debian's headless Chromium (Playwright's `Page`) at `width` x `height`, with the
+    tests' default timeout; the browser is closed on the way out."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+        )
+        try:
+            page = browser.new_page(viewport={"width": width, "height": height})
+            page.set_default_timeout(TIMEOUT_MS)
+            yield page
+        finally:
+            browser.close()
 
 
 def take_readme_screenshots(home: Path, out_dir: Path) -> None:
     """The screenshots of docs/boards.md and the README of a built home, 1440 wide as the issue's browser (taller, to show more):
     `.venv/bin/python -m tests.support.browser HOME docs/`."""
-    from playwright.sync_api import sync_playwright
-
     settings = Settings.from_env({"LEDGER_HOME": str(home)})
-    with serving(settings, out_dir / "streamlit.log") as url, sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
-        )
-        try:
-            page = browser.new_page(viewport={"width": 1440, "height": 1500})
-            page.set_default_timeout(TIMEOUT_MS)
-            for name in SCREENSHOTS:
-                screenshot(page, url, name, out_dir)
-        finally:
-            browser.close()
+    with (
+        serving(settings, out_dir / "streamlit.log") as url,
+        chromium_page(width=1440, height=1500) as page,
+    ):
+        for name in SCREENSHOTS:
+            screenshot(page, url, name, out_dir)
     (out_dir / "streamlit.log").unlink()
 
 
