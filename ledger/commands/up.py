@@ -36,6 +36,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import IO
 
+from ledger.core.child_process import ends_with_this_process
 from ledger.core.home_lock import HomeLocked, home_lock
 from ledger.core.settings import REPO_ROOT, Settings
 
@@ -141,7 +142,11 @@ def plan_services(settings: Settings, ports: Ports, collector_config: Path | Non
 
 
 def port_taken(host: str, port: int) -> bool:
+    """Whether a program listens on `host`:`port`. Connections a stopped server left closing
+    (TIME_WAIT, about a minute) do not count: the servers bind with SO_REUSEADDR, so the probe
+    does too."""
     with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind((host, port))
         except OSError:
@@ -200,27 +205,6 @@ def child_environment(settings: Settings) -> dict[str, str]:
     }
 
 
-def _libc_prctl() -> Callable[..., int] | None:
-    with suppress(OSError, AttributeError):
-        import ctypes
-
-        return ctypes.CDLL(None, use_errno=True).prctl
-    return None
-
-
-# Looked up once here: the child between fork and exec must not import or load anything (the
-# health server's thread may hold a lock the fork copied).
-_PRCTL = _libc_prctl()
-PR_SET_PDEATHSIG = 1
-
-
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
-    # A killed supervisor (SIGKILL, OOM) must not leave its children serving on: Linux sends
-    # them SIGTERM when it dies. Elsewhere, they are left to the operator.
-    if _PRCTL is not None:
-        _PRCTL(PR_SET_PDEATHSIG, signal.SIGTERM)
-
-
 class Supervisor:
     def __init__(
         self,
@@ -251,7 +235,7 @@ class Supervisor:
             stdout=service.log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            preexec_fn=_die_with_parent,
+            preexec_fn=ends_with_this_process(),
         )
         service.started_at = time.monotonic()
 
@@ -305,7 +289,7 @@ class Supervisor:
             entry = {"running": running, "restarts": service.restarts}
             if running and service.address is not None:
                 entry["url"] = service.url
-                entry["answering"] = _answers(service.url + service.health_path)
+                entry["answering"] = answers(service.url + service.health_path)
             report[service.name] = entry
         healthy = all(e["running"] and e.get("answering", True) for e in report.values())
         return {"status": "ok" if healthy else "degraded", "services": report}
@@ -363,7 +347,7 @@ class Supervisor:
             self.echo("stopped")
 
 
-def _answers(url: str) -> bool:
+def answers(url: str) -> bool:
     try:
         with urllib.request.urlopen(url, timeout=2) as response:
             return response.status == 200
