@@ -8,6 +8,9 @@
 | `boards`    | `ledger serve`: the Streamlit boards  | 127.0.0.1:8501   | `/_stcore/health`   |
 | `pipeline`  | this process: health and pipeline metrics | 127.0.0.1:9108 | `/healthz`, `/metrics` |
 
+`/healthz` is degraded (503) when a service is down, the last build failed
+(ledger/pipeline/build_record.py) or acknowledged data waits too long for a publication.
+
 The Dagster instance is persistent, under `$LEDGER_HOME/dagster` (ledger/commands/instance.py).
 Each child writes its own log file under `$LEDGER_HOME/logs/`, runs in a process group of its own
 (a daemon's run workers and the boards' Streamlit server stop with it) and is started again, after
@@ -31,7 +34,8 @@ import time
 import urllib.request
 from collections.abc import Callable
 from contextlib import suppress
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import IO
@@ -46,6 +50,9 @@ UP_LOCK = ".ledger-up.lock"
 RESTART_PAUSE, RESTART_PAUSE_MAX = 2.0, 60.0
 # How long the children have to stop on SIGTERM before they are killed.
 STOP_GRACE_SECONDS = 30.0
+# A landing file waiting this long for a publication makes `/healthz` degraded: the sensor starts
+# a build within a minute of it, and a build publishes it within minutes.
+STALE_AFTER_SECONDS = 15 * 60
 
 
 class UpRefused(RuntimeError):
@@ -282,7 +289,8 @@ class Supervisor:
     # ---- health -------------------------------------------------------------------------------
 
     def health(self) -> dict:
-        """Each service: running (and answering its health address, when it has one)."""
+        """Each service: running (and answering its health address, when it has one); the last
+        build's outcome, and whether acknowledged data waits too long for a publication."""
         report = {}
         for service in self.services:
             running = service.process is not None and service.process.poll() is None
@@ -292,7 +300,9 @@ class Supervisor:
                 entry["answering"] = answers(service.url + service.health_path)
             report[service.name] = entry
         healthy = all(e["running"] and e.get("answering", True) for e in report.values())
-        return {"status": "ok" if healthy else "degraded", "services": report}
+        pipeline = pipeline_health(self.settings)
+        healthy = healthy and not pipeline["build_failed"] and not pipeline["data"]["stale"]
+        return {"status": "ok" if healthy else "degraded", "services": report, **pipeline}
 
     def serve_health(self) -> None:
         from ledger.commands.pipeline_metrics import metrics_text
@@ -345,6 +355,51 @@ class Supervisor:
                 self.health_server.shutdown()
                 self.health_server.server_close()
             self.echo("stopped")
+
+
+def pipeline_health(settings: Settings, now: float | None = None) -> dict:
+    """The last build (failed or not, and why) and the data: stale when a landing file written
+    after the last publication has waited more than STALE_AFTER_SECONDS (`now`: Unix time)."""
+    from ledger.ingest.files import oldest_landing_file_after
+    from ledger.pipeline.build_record import last_build
+
+    now = time.time() if now is None else now
+    build = last_build(settings.home)
+    published = _published_at(settings)
+    waiting = (
+        oldest_landing_file_after(settings.landing_dir, published or 0.0)
+        if settings.landing_dir.is_dir()
+        else None
+    )
+    return {
+        "build_failed": build is not None and not build.succeeded,
+        "last_build": None if build is None else asdict(build),
+        "data": {
+            "stale": waiting is not None and now - waiting > STALE_AFTER_SECONDS,
+            "published_at": _iso(published),
+            "oldest_unpublished_file_at": _iso(waiting),
+        },
+    }
+
+
+def _published_at(settings: Settings) -> float | None:
+    """When the published copy was written (Unix time); None without a readable one."""
+    import duckdb
+
+    from ledger.serving.published_copy import NotPublishedError, open_published
+
+    try:
+        with open_published(settings) as con:
+            (published_at,) = con.execute("select published_at from publication").fetchone()
+    except (NotPublishedError, duckdb.Error):
+        return None
+    return published_at.replace(tzinfo=UTC).timestamp()  # kept as naive UTC
+
+
+def _iso(moment: float | None) -> str | None:
+    if moment is None:
+        return None
+    return datetime.fromtimestamp(moment, UTC).isoformat(timespec="seconds")
 
 
 def answers(url: str) -> bool:
