@@ -9,7 +9,8 @@
 | `pipeline`  | this process: health and pipeline metrics | 127.0.0.1:9108 | `/healthz`, `/metrics` |
 
 `/healthz` is degraded (503) when a service is down, the last build failed
-(ledger/pipeline/build_record.py) or acknowledged data waits too long for a publication.
+(ledger/pipeline/build_record.py), acknowledged data waits too long for a publication or an alert
+notification is not delivered yet.
 
 The Dagster instance is persistent, under `$LEDGER_HOME/dagster` (ledger/commands/instance.py).
 Each child writes its own log file under `$LEDGER_HOME/logs/`, runs in a process group of its own
@@ -301,7 +302,12 @@ class Supervisor:
             report[service.name] = entry
         healthy = all(e["running"] and e.get("answering", True) for e in report.values())
         pipeline = pipeline_health(self.settings)
-        healthy = healthy and not pipeline["build_failed"] and not pipeline["data"]["stale"]
+        healthy = (
+            healthy
+            and not pipeline["build_failed"]
+            and not pipeline["data"]["stale"]
+            and not any(pipeline["undelivered_notifications"].values())
+        )
         return {"status": "ok" if healthy else "degraded", "services": report, **pipeline}
 
     def serve_health(self) -> None:
@@ -358,8 +364,10 @@ class Supervisor:
 
 
 def pipeline_health(settings: Settings, now: float | None = None) -> dict:
-    """The last build (failed or not, and why) and the data: stale when a landing file written
-    after the last publication has waited more than STALE_AFTER_SECONDS (`now`: Unix time)."""
+    """The last build (failed or not, and why), the data (stale when a landing file written
+    after the last publication has waited more than STALE_AFTER_SECONDS; `now`: Unix time) and
+    the alert notifications not delivered yet, per kind, as of the last alert run."""
+    from ledger.alerts.store import read_undelivered
     from ledger.ingest.files import oldest_landing_file_after
     from ledger.pipeline.build_record import last_build
 
@@ -379,6 +387,7 @@ def pipeline_health(settings: Settings, now: float | None = None) -> dict:
             "published_at": _iso(published),
             "oldest_unpublished_file_at": _iso(waiting),
         },
+        "undelivered_notifications": read_undelivered(settings.alerts_dir) or {},
     }
 
 

@@ -46,6 +46,7 @@ def test_healthz_is_degraded_after_a_failed_build_and_ok_after_a_good_one(tmp_pa
                 "build_failed": False,
                 "last_build": None,
                 "data": {"stale": False, "published_at": None, "oldest_unpublished_file_at": None},
+                "undelivered_notifications": {},
             },
         )
 
