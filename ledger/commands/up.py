@@ -51,6 +51,9 @@ UP_LOCK = ".ledger-up.lock"
 RESTART_PAUSE, RESTART_PAUSE_MAX = 2.0, 60.0
 # How long the children have to stop on SIGTERM before they are killed.
 STOP_GRACE_SECONDS = 30.0
+# A client of the pipeline port that sends nothing for this long is disconnected: a slow or idle
+# connection must not hold a thread of the health server forever.
+CLIENT_TIMEOUT_SECONDS = 10.0
 # A landing file waiting this long for a publication makes `/healthz` degraded: the sensor starts
 # a build within a minute of it, and a build publishes it within minutes.
 STALE_AFTER_SECONDS = 15 * 60
@@ -316,6 +319,8 @@ class Supervisor:
         supervisor = self
 
         class Handler(BaseHTTPRequestHandler):
+            timeout = CLIENT_TIMEOUT_SECONDS  # each connection's socket
+
             def do_GET(self) -> None:
                 if self.path == "/healthz":
                     report = supervisor.health()

@@ -8,11 +8,14 @@ import http.client
 import json
 import os
 import shutil
+import socket
 import time
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
+import ledger.commands.up as up
 from ledger.commands.cli import main
 from ledger.commands.up import STALE_AFTER_SECONDS, Ports, Supervisor, pipeline_health
 from ledger.core.settings import REPO_ROOT, Settings
@@ -96,3 +99,22 @@ def test_data_waiting_longer_than_the_limit_for_a_publication_is_stale(tmp_path:
         "%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(int(written))
     )
     assert fresh["data"]["stale"] is False
+
+
+def test_a_client_that_stalls_is_disconnected_and_never_holds_healthz(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(up, "CLIENT_TIMEOUT_SECONDS", 1.0)
+    supervisor = Supervisor(
+        Settings(home=tmp_path / "home"), [], Ports(pipeline=free_port()), echo=lambda _: None
+    )
+    supervisor.serve_health()
+    try:
+        with socket.create_connection(("127.0.0.1", supervisor.ports.pipeline)) as slow:
+            slow.sendall(b"GET /healthz HTTP/1.1\r\n")  # and never the rest of its headers
+            assert _healthz(supervisor.ports.pipeline)[0] == 200  # others are answered meanwhile
+            slow.settimeout(60)  # a bound for the test, far above the server's timeout
+            assert slow.recv(1024) == b""  # closed by the server
+    finally:
+        supervisor.health_server.shutdown()
+        supervisor.health_server.server_close()
