@@ -73,7 +73,7 @@ test-fast: env
 	$(BIN)/python -m pytest -m "not integration"
 
 bench: env java
-	$(BIN)/python -m ledger.commands.bench
+	$(BIN)/python -m benchmarks.bench
 
 # Python (ruff) and the dbt project's SQL (sqlfluff, configured in dbt/.sqlfluff). CI runs it
 # before the tests.

@@ -11,20 +11,19 @@ import streamlit as st
 from dashboards.connection import current_version, publication, published_path
 from dashboards.filters import explain_empty, render_sidebar
 from dashboards.sign_in import render_sign_out, require_viewer
+from ledger.escaping.streamlit_markdown import escape, escape_all
+from ledger.serving.links import BOARD_PAGES, DEFAULT_PAGE
 
 st.set_page_config(page_title="Voice ledger boards", page_icon=":material/call:", layout="wide")
 
 PAGES = [
-    st.Page("app_pages/overview.py", title="Overview", icon=":material/dashboard:", default=True),
-    st.Page("app_pages/anomalies.py", title="Anomaly inbox", icon=":material/notifications:"),
-    st.Page("app_pages/margin.py", title="Margin", icon=":material/payments:"),
-    st.Page("app_pages/experience.py", title="Experience", icon=":material/timer:"),
-    st.Page("app_pages/combined.py", title="Margin × experience", icon=":material/join:"),
-    st.Page("app_pages/sessions.py", title="Session explorer", icon=":material/search:"),
-    st.Page("app_pages/data_quality.py", title="Data quality", icon=":material/rule:"),
-    st.Page("app_pages/operations.py", title="Operations", icon=":material/dns:"),
-    st.Page("app_pages/slo.py", title="Latency SLOs", icon=":material/speed:"),
-    st.Page("app_pages/budgets.py", title="Spend budgets", icon=":material/savings:"),
+    st.Page(
+        f"app_pages/{page.name}.py",
+        title=page.title,
+        icon=page.icon,
+        default=page.name == DEFAULT_PAGE,
+    )
+    for page in BOARD_PAGES
 ]
 
 page = st.navigation(PAGES)
@@ -38,6 +37,8 @@ if published is None:
     st.stop()
 render_sidebar(published)
 if viewer.tenants is not None:
-    st.sidebar.caption(f"Signed in as {viewer.identity}: tenants {', '.join(viewer.tenants)}")
+    st.sidebar.caption(
+        f"Signed in as {escape(viewer.identity)}: tenants {escape_all(viewer.tenants)}"
+    )
 render_sign_out()
 page.run()

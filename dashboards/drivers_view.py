@@ -17,6 +17,7 @@ from dashboards.comparison import Comparison
 from dashboards.filters import Filters
 from dashboards.formatting import money
 from dashboards.presentation import COMPONENT_LABELS, Col, sessions_link, show_table
+from ledger.escaping.streamlit_markdown import escape
 from ledger.serving.drivers import OTHERS, UNATTRIBUTED, Driver, Mover, headline, movers
 
 BREAKDOWNS = {
@@ -126,7 +127,7 @@ def render_drivers(
         ]
         top = rows.iloc[0]
         st.markdown(
-            f"Top mover: **{top['mover']}** {top['change']:+,.2f} {currency} (volume "
+            f"Top mover: **{escape(top['mover'])}** {top['change']:+,.2f} {currency} (volume "
             f"{top['volume']:+,.2f}, price {top['price']:+,.2f}, mix {top['mix']:+,.2f}) · "
             f"[Open its sessions]({top['sessions']})"
         )

@@ -17,6 +17,7 @@ from datetime import date, timedelta
 import streamlit as st
 
 from dashboards.connection import Publication
+from ledger.escaping.streamlit_markdown import escape_all
 from ledger.serving.links import FILTER_PARAMS
 
 _CONTEXT_KEY = "_boards_context"
@@ -57,13 +58,15 @@ class Filters:
         )
 
     def describe(self) -> str:
+        """The filters in one line of Markdown (their values escaped: they come from the URL and
+        the data)."""
         parts = [f"{self.date_from:%Y-%m-%d} to {self.date_to:%Y-%m-%d} ({self.days} days)"]
         for label, values in (
             ("tenants", self.tenants),
             ("scenarios", self.scenarios),
             ("pipelines", self.pipelines),
         ):
-            parts.append(f"{label}: {', '.join(values) if values else 'all'}")
+            parts.append(f"{label}: {escape_all(values) if values else 'all'}")
         if self.include_replays:
             parts.append("replayed sessions included")
         return " · ".join(parts)

@@ -13,7 +13,7 @@ from dashboards.formatting import money, money_float, pct_float, share_float
 from ledger.core.numbers import p_value, round_to_total
 from ledger.core.vocabulary import COMPONENT_COLOURS as COMPONENT_COLOURS
 from ledger.core.vocabulary import COMPONENT_LABELS as COMPONENT_LABELS
-from ledger.serving.links import board_link
+from ledger.serving.links import relative_board_link
 
 if TYPE_CHECKING:
     from dashboards.filters import Filters
@@ -231,9 +231,9 @@ SESSIONS_PAGE = "sessions"
 
 
 def board_page_link(page: str, params: dict[str, object]) -> str:
-    """A link from one page to another with its filters (ledger.serving.links.board_link, the one
-    way to build one), relative so it works under any base URL: `overview?from=…&tenant=…`."""
-    return board_link("", page, params).lstrip("/")
+    """A link from one page to another with its filters (ledger.serving.links, the one way to
+    build one), relative so it works under any base URL: `sessions?from=…&tenant=…`."""
+    return relative_board_link(page, params)
 
 
 def sessions_link(

@@ -9,6 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ledger.alerts.delivery import METRIC_LABELS
+from ledger.escaping import html
 
 DAY_MS = 86_400_000
 SEVERITY_FILL = {"critical": "#d62728", "warning": "#ff9f1c"}
@@ -27,7 +28,9 @@ def time_axis(figure: go.Figure, *, hourly: bool, days: int) -> go.Figure:
 
 
 def anomaly_label(tenant_id: str, metric: str) -> str:
-    return f"{tenant_id}: {METRIC_LABELS.get(metric, metric)}"
+    """The anomaly's name in a Plotly annotation, whose text reads a subset of HTML (`<a href>`
+    among it): the tenant is escaped as HTML."""
+    return f"{html.escape(tenant_id)}: {METRIC_LABELS.get(metric, metric)}"
 
 
 def mark_anomalies(figure: go.Figure, anomalies: pd.DataFrame, *, hourly: bool) -> go.Figure:

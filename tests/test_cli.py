@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from ledger.commands.cli import main
 from ledger.core.settings import Settings
 from ledger.pipeline.transform import dbt_vars
-from ledger.serving.links import board_link
+from ledger.serving.links import board_link, relative_board_link
 
 
 @pytest.fixture
@@ -96,7 +96,14 @@ def test_a_deep_link_is_the_boards_address_the_page_and_its_sorted_filters() -> 
         "https://ledger.example.com/boards/margin"
         "?start=2026-11-20&tenant=bright-bank&tenant=acme+%26+co"
     )
-    assert board_link(Settings().boards_url, "overview") == "http://127.0.0.1:8501/overview"
+    # The Overview is the default page, served at the root: `/overview` is "Page not found".
+    assert board_link(Settings().boards_url, "overview") == "http://127.0.0.1:8501/"
+    assert board_link(settings.boards_url, "overview", {"tenant": "bright-bank"}) == (
+        "https://ledger.example.com/boards/?tenant=bright-bank"
+    )
+    # From page to page, relative: the root of the boards is `./`, never an empty path.
+    assert relative_board_link("overview", {"to": "2026-11-20"}) == "./?to=2026-11-20"
+    assert relative_board_link("sessions", {"to": "2026-11-20"}) == "sessions?to=2026-11-20"
     with pytest.raises(ValueError, match="no board page 'budget'"):
         board_link(settings.boards_url, "budget")
 

@@ -114,3 +114,8 @@ def test_the_readme_links_every_docs_page_and_no_other() -> None:
 
 def test_the_readme_is_a_front_door_of_at_most_320_lines() -> None:
     assert len(README.read_text().splitlines()) <= README_MAX_LINES
+
+
+def test_the_docs_index_lists_every_page_of_the_site() -> None:
+    linked = set(re.findall(r"\]\(([\w-]+\.md)(?:#[^)\s]*)?\)", (DOCS / "index.md").read_text()))
+    assert linked == {p.name for p in DOCS.glob("*.md")} - {"index.md"}

@@ -1,4 +1,5 @@
-"""Data quality: what the ledger could not take in or could not price, and how fresh it is."""
+"""Data quality: what the ledger could not take in or could not price (or convert), and how fresh
+it is."""
 
 from __future__ import annotations
 
@@ -162,6 +163,35 @@ if not unpriced_waste.empty:
         currency,
         key="quality_unpriced_waste",
     )
+
+st.subheader("Reported costs held")
+st.caption(
+    "A cost a provider or platform reported in a currency with no FX rate on or before its date: "
+    "held, converted by no rate and counted in no total (where it stood for a component's cost, "
+    "the session has unpriced usage). Add the rate to fx_rates.csv and rebuild: it is converted "
+    "and leaves this list."
+)
+held = queries.held_reported_costs(version, filters)
+held["component"] = held["component"].map(lambda c: human(c, COMPONENT_LABELS))
+show_table(
+    held,
+    [
+        Col("event_id", "Event id"),
+        Col("source", "Source"),
+        Col("file", "File"),
+        Col("line", "Line", "int"),
+        Col("tenant_id", "Tenant"),
+        Col("session_id", "Session"),
+        Col("component", "Component"),
+        Col("provider", "Provider"),
+        Col("reported_amount", "Amount", "number"),
+        Col("reported_currency", "Currency"),
+        Col("reported_date", "Date (UTC)"),
+    ],
+    currency,
+    key="quality_held_reports",
+    empty="No reported cost in the selected period is waiting for an FX rate.",
+)
 
 show_reconciliation(version, filters.date_from, filters.date_to, currency)
 

@@ -27,6 +27,7 @@ from dashboards.presentation import (
     show_table,
 )
 from dashboards.queries import experience as queries
+from ledger.escaping.streamlit_markdown import escape
 
 BREAKDOWN_LABELS = {
     "none": "Profile only",
@@ -194,8 +195,8 @@ if not segments_only.empty:
     st.caption(
         f"Each row holds the turns of one budget profile, so each has one budget. Colour: how "
         f"far the P95 is over its budget ({', '.join(b[1] for b in OVERSHOOT_BANDS)}). Worst "
-        f"line at P95: **{SEGMENT_LABELS[worst['segment']]}** of {worst['profile']} "
-        f"(owner: {worst['owner']}), {_versus(worst['p95_budget_ratio'])} against its budget."
+        f"line at P95: **{SEGMENT_LABELS[worst['segment']]}** of {escape(worst['profile'])} "
+        f"(owner: {escape(worst['owner'])}), {_versus(worst['p95_budget_ratio'])} against its budget."
     )
 
 # ---- trends --------------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from dashboards.presentation import (
 from dashboards.queries import sessions as queries
 from ledger.core.numbers import round_places, round_to_total
 from ledger.core.vocabulary import BUDGET_LINES
+from ledger.escaping.streamlit_markdown import escape
 
 SEGMENT_COLOURS = {
     "endpointing": "#4c78a8",
@@ -99,6 +100,14 @@ page = int(
 page = min(page, pages)
 found = queries.find_sessions(version, filters, text, flags, sort, page)
 opened = link.get("session", [None])[0]
+if opened and queries.session_ledger_row(version, opened).empty:
+    # A linked session is looked up on the reader's own view of the ledger (their tenants only):
+    # an id that names no session there, or another tenant's, is said so and never opened.
+    st.warning(
+        f"No such session in your tenants: “{escape(opened)}”. Check the link, or find the "
+        "session below by its id."
+    )
+    opened = None
 if found.empty and not opened:
     st.info(
         "No session matches. Check the id, or widen the dates and tenants in the sidebar."
@@ -110,7 +119,7 @@ if found.empty and not opened:
 first = (page - 1) * queries.PAGE_SIZE + 1
 st.caption(
     f"{total:,} session{'' if total == 1 else 's'}"
-    + (f" whose id contains “{text}”" if text else "")
+    + (f" whose id contains “{escape(text)}”" if text else "")
     + (f" with {', '.join(TRIAGE_LABELS[f].lower() for f in flags)}" if flags else "")
     + f" · {SORT_LABELS[sort].lower()} · page {page} of {pages} "
     f"(rows {first:,}–{first + len(found) - 1:,}). Click a row to open the session."
@@ -181,15 +190,15 @@ where = (
     if session_id in listed
     else "not in this list (opened by a link or a search)"
 )
-st.caption(f"Showing session {session_id}: {where}.")
+st.caption(f"Showing session {escape(session_id)}: {where}.")
 
 session = queries.session_ledger_row(version, session_id).iloc[0]
-st.subheader(f"Session {session_id}")
-ended = "open" if session["is_open"] else f"{session['end_reason']}"
+st.subheader(f"Session {escape(session_id)}")
+ended = "open" if session["is_open"] else escape(session["end_reason"])
 duration = session["duration_seconds"]
 st.caption(
-    f"{session['tenant_id']} · {session['scenario']} · {session['pipeline']} · "
-    f"{session['channel']} · started {session['started_at']:%Y-%m-%d %H:%M:%S} UTC · "
+    f"{escape(session['tenant_id'])} · {escape(session['scenario'])} · "
+    f"{escape(session['pipeline'])} · {escape(session['channel'])} · started {session['started_at']:%Y-%m-%d %H:%M:%S} UTC · "
     f"{_seconds(duration)}"
     f" · ended: {ended}" + (" · has unpriced usage" if session["has_unpriced_usage"] else "")
 )

@@ -1,5 +1,5 @@
-"""The data quality page: quarantined rows (redacted in the mart), unpriced usage, ingested files
-and the reference data in effect."""
+"""The data quality page: quarantined rows (redacted in the mart), unpriced usage, reported costs
+held for want of an FX rate, ingested files and the reference data in effect."""
 
 from __future__ import annotations
 
@@ -55,6 +55,24 @@ def unpriced_usage(version: str, filters: Filters) -> pd.DataFrame:
         where not lines.is_priced and {where}
         group by all
         order by lines desc, lines.component, lines.provider, lines.model, lines.meter
+    """
+    return run(version, sql, params)
+
+
+@cached
+def held_reported_costs(version: str, filters: Filters) -> pd.DataFrame:
+    """Reported costs held for want of an FX rate (SPEC 9), each named by its event and file."""
+    where, params = session_filter(filters, alias="sessions")
+    sql = f"""
+        select
+            held.event_id, held.source, held.file, held.line, held.tenant_id, held.session_id,
+            held.component, held.provider, held.reported_amount, held.reported_currency,
+            held.reported_date
+        from marts.fct_reported_costs_held as held
+        inner join marts.fct_session_ledger as sessions
+            on held.session_id = sessions.session_id
+        where {where}
+        order by held.reported_date, held.source, held.event_id
     """
     return run(version, sql, params)
 

@@ -9,16 +9,25 @@
 
 {#- Burn rate = bad share / (1 - objective) = bad / error budget; NULL without turns. -#}
 {% macro burn_rate(bad_turns, turns, objective) -%}
+    {{ budget_burn_rate(bad_turns, turns, error_budget_turns(objective, turns)) }}
+{%- endmacro %}
+
+{#- The same from the error budget itself: a sum of SLOs with different objectives (an owner
+    team's) has one budget, the sum of theirs, and no one objective. -#}
+{% macro budget_burn_rate(bad_turns, turns, budget_turns) -%}
     case
         when {{ turns }} > 0
-            then cast({{ bad_turns }} as double)
-            / cast((1 - {{ objective }}) * {{ turns }} as double)
+            then cast({{ bad_turns }} as double) / cast({{ budget_turns }} as double)
     end
 {%- endmacro %}
 
 {#- SLI, error budget and what remains of it (1 - bad / error budget, negative once overspent). -#}
 {% macro slo_figures(turns, bad_turns, objective) -%}
+    {{ budget_slo_figures(turns, bad_turns, error_budget_turns(objective, turns)) }}
+{%- endmacro %}
+
+{% macro budget_slo_figures(turns, bad_turns, budget_turns) -%}
     cast({{ turns }} - {{ bad_turns }} as double) / {{ turns }} as sli,
-    {{ error_budget_turns(objective, turns) }} as error_budget_turns,
-    1 - {{ burn_rate(bad_turns, turns, objective) }} as error_budget_remaining
+    {{ budget_turns }} as error_budget_turns,
+    1 - {{ budget_burn_rate(bad_turns, turns, budget_turns) }} as error_budget_remaining
 {%- endmacro %}

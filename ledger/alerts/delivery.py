@@ -54,6 +54,7 @@ from ledger.alerts.store import (
     update_delivery,
 )
 from ledger.core.numbers import money, percent, points, rate
+from ledger.escaping import slack
 from ledger.serving.links import board_link
 
 DEFAULT_COOLDOWN_DAYS = 3
@@ -278,23 +279,26 @@ def anomaly_size(anomaly: Anomaly, currency: str) -> str:
     )
 
 
-def describe_cause(anomaly: Anomaly) -> str:
-    return cause_text(anomaly.cause)
+def describe_cause(anomaly: Anomaly, written: Callable[[object], str] = str) -> str:
+    return cause_text(anomaly.cause, written)
 
 
-def cause_text(cause: Cause) -> str:
-    """The likely cause in one line, as alerts and the boards' anomaly inbox say it."""
+def cause_text(cause: Cause, written: Callable[[object], str] = str) -> str:
+    """The likely cause in one line, as alerts and the boards' anomaly inbox say it; `written`
+    turns each value from the data (component, provider, model, hint) into the text of the medium
+    the line goes to (ledger.escaping; as it is for a table cell)."""
     if cause.component is None:
         return "no single component stands out"
-    parts = [f"{cause.component}"]
+    parts = [written(cause.component)]
     if cause.component_share is not None:
         parts[0] += f" ({percent(cause.component_share * 100)} of the change)"
     if cause.provider is not None and cause.provider_share is not None:
         parts.append(
-            f"{cause.provider}/{cause.model} ({percent(cause.provider_share * 100)} of that)"
+            f"{written(cause.provider)}/{written(cause.model)} "
+            f"({percent(cause.provider_share * 100)} of that)"
         )
     if cause.hint:
-        parts.append(cause.hint)
+        parts.append(written(cause.hint))
     text = "; ".join(parts)
     return text if cause.kind == "unit_cost" else f"volume or mix: {text}"
 
@@ -303,7 +307,8 @@ def anomaly_line(anomaly: Anomaly, currency: str) -> str:
     label = METRIC_LABELS.get(anomaly.metric, anomaly.metric)
     return (
         f"{SEVERITY_ICON[anomaly.severity]} *{label}* {anomaly_size(anomaly, currency)}, "
-        f"robust z {anomaly.robust_z.quantize(1)}. Likely cause: {describe_cause(anomaly)}"
+        f"robust z {anomaly.robust_z.quantize(1)}. Likely cause: "
+        f"{describe_cause(anomaly, slack.escape)}"
     )
 
 
@@ -322,11 +327,11 @@ def anomaly_message(
     link: str,
 ) -> dict:
     """One Slack-compatible message (`text` fallback plus `blocks`) for a tenant-day, with the
-    deep link into the boards (`link`) in both."""
+    deep link into the boards (`link`) in both; every value from the data escaped for Slack."""
     top = max(anomalies, key=lambda a: severity_rank(a.severity))
     label = METRIC_LABELS.get(top.metric, top.metric)
     headline = (
-        f"[{top.severity.upper()}] {tenant_id} {day.isoformat()}: {label} "
+        f"[{top.severity.upper()}] {slack.escape(tenant_id)} {day.isoformat()}: {label} "
         f"{percent(top.pct_change, signed=True)}"
     )
     if escalated:
@@ -338,7 +343,10 @@ def anomaly_message(
         "blocks": [
             {"type": "section", "text": {"type": "mrkdwn", "text": f"*{headline}*"}},
             {"type": "section", "text": {"type": "mrkdwn", "text": "\n".join(lines)}},
-            {"type": "section", "text": {"type": "mrkdwn", "text": f"<{link}|Open in the boards>"}},
+            {
+                "type": "section",
+                "text": {"type": "mrkdwn", "text": slack.link(link, "Open in the boards")},
+            },
             {
                 "type": "context",
                 "elements": [
@@ -354,7 +362,7 @@ def anomaly_message(
 
 def stale_message(freshness: Freshness) -> dict:
     headline = f"[DATA STALE] cost alerts held for {freshness.business_date.isoformat()}"
-    detail = freshness.describe()
+    detail = freshness.describe(slack.escape)
     return {
         "text": f"{headline}: {detail}",
         "blocks": [

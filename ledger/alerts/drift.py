@@ -12,6 +12,7 @@ Every drift found, sent or not, is kept in `ops.rate_card_drifts`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
@@ -35,6 +36,7 @@ from ledger.alerts.store import (
     new_id,
 )
 from ledger.core.numbers import money, percent, signed_money
+from ledger.escaping import slack
 from ledger.serving.links import board_link
 from ledger.serving.published_copy import has_mart
 
@@ -99,19 +101,20 @@ class Drift:
         big = self.difference_pct is None or abs(self.difference_pct) >= CRITICAL_PCT
         return "critical" if big else "warning"
 
-    def line(self) -> str:
-        """One sentence: size, provider, component and the model most likely mispriced."""
+    def line(self, written: Callable[[object], str] = str) -> str:
+        """One sentence: size, provider, component and the model most likely mispriced; `written`
+        turns the provider and model into the text of the medium it goes to (ledger.escaping)."""
         side = "above" if self.difference > 0 else "below"
         share = percent(abs(self.difference_pct)) if self.difference_pct is not None else "-"
         text = (
-            f"{SEVERITY_ICON[self.severity]} *{self.provider} {self.component}* billed "
+            f"{SEVERITY_ICON[self.severity]} *{written(self.provider)} {self.component}* billed "
             f"{money(self.reported_cost, self.currency)} against "
             f"{money(self.priced_cost, self.currency)} priced by the rate card: "
             f"{signed_money(self.difference, self.currency)} ({share} {side})"
         )
         if self.model is not None:
             text += (
-                f". Likely stale price: {self.provider}/{self.model} "
+                f". Likely stale price: {written(self.provider)}/{written(self.model)} "
                 f"({signed_money(self.model_difference, self.currency)})"
             )
         return text
@@ -153,7 +156,7 @@ def drift_message(drift: Drift, escalated: bool, link: str) -> dict:
     """The drift's message, with `link` to the boards' anomaly inbox on its day."""
     headline = (
         f"[{drift.severity.upper()}] rate card drift {drift.usage_date.isoformat()} (UTC day): "
-        f"{drift.provider} {drift.component} "
+        f"{slack.escape(drift.provider)} {drift.component} "
         f"{percent(drift.difference_pct, signed=True)}"
     )
     if escalated:
@@ -166,8 +169,14 @@ def drift_message(drift: Drift, escalated: bool, link: str) -> dict:
         "text": f"{headline} {link}",
         "blocks": [
             {"type": "section", "text": {"type": "mrkdwn", "text": f"*{headline}*"}},
-            {"type": "section", "text": {"type": "mrkdwn", "text": f"{drift.line()}\n{advice}"}},
-            {"type": "section", "text": {"type": "mrkdwn", "text": f"<{link}|Open in the boards>"}},
+            {
+                "type": "section",
+                "text": {"type": "mrkdwn", "text": f"{drift.line(slack.escape)}\n{advice}"},
+            },
+            {
+                "type": "section",
+                "text": {"type": "mrkdwn", "text": slack.link(link, "Open in the boards")},
+            },
             {
                 "type": "context",
                 "elements": [

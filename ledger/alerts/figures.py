@@ -6,6 +6,7 @@ money kept as Decimal exactly as DuckDB holds it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from decimal import Decimal
@@ -184,7 +185,9 @@ class Freshness:
     def is_complete(self) -> bool:
         return self.is_closed and not self.missing_tenants
 
-    def describe(self) -> str:
+    def describe(self, written: Callable[[object], str] = str) -> str:
+        """The freshness in one sentence; `written` turns each tenant id into the text of the
+        medium it goes to (ledger.escaping)."""
         newest = (
             f"{self.newest_event_at:%Y-%m-%d %H:%M} UTC" if self.newest_event_at else "no events"
         )
@@ -196,7 +199,7 @@ class Freshness:
             )
         if self.missing_tenants:
             return (
-                f"business date {day}: no sessions for {', '.join(self.missing_tenants)}, "
+                f"business date {day}: no sessions for {', '.join(map(written, self.missing_tenants))}, "
                 f"which usually have traffic"
             )
         return f"business date {day} is closed (newest event {newest})"
@@ -227,6 +230,13 @@ def check_freshness(con: duckdb.DuckDBPyConnection, day: date, timezone: str) ->
     )
     has_events = any(today for _, _, today in active)
     return Freshness(day, timezone, newest, day_end_utc(day, timezone), has_events, missing)
+
+
+def earliest_business_date(con: duckdb.DuckDBPyConnection) -> date | None:
+    """The first business date of recorded traffic in the marts."""
+    return con.execute(
+        "select min(business_date) from marts.fct_session_ledger where not is_replay"
+    ).fetchone()[0]
 
 
 def latest_closed_business_date(con: duckdb.DuckDBPyConnection, timezone: str) -> date | None:

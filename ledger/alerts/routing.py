@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ledger.alerts.delivery import Sink, UnusableSink, WebhookSink, WebhookURLError
+from ledger.alerts.delivery import FileSink, Sink, UnusableSink, WebhookSink, WebhookURLError
 from ledger.core.settings import ENVIRONMENT, Settings
+from ledger.escaping import slack
 
 # Kinds of notification that go to a routed destination: their failed deliveries are retried by
 # their own runs (to the same destination), never by the cost anomaly run's default sink.
@@ -46,10 +47,20 @@ def owner_setting(team: str) -> str:
     return f"{ENVIRONMENT['owner_webhooks']} entry {team!r}"
 
 
+# Without LEDGER_WEBHOOK_URL, alerts are appended to this file under the home's alerts folder.
+NOTIFICATIONS_FILE = "notifications.jsonl"
+
+
+def default_sink(settings: Settings, echo: Callable[[str], None] | None = print) -> Sink:
+    """LEDGER_WEBHOOK_URL's webhook, else the notifications file under the home (and `echo`)."""
+    if settings.webhook_url:
+        return WebhookSink(settings.webhook_url)
+    return FileSink(settings.alerts_dir / NOTIFICATIONS_FILE, echo=echo)
+
+
 def router_for(settings: Settings, echo: Callable[[str], None] | None = print) -> Router:
     """Every destination checked now; one that cannot be used becomes an `UnusableSink` (its
     notifications kept until it is fixed), so it never stops the others."""
-    from ledger.alerts.run import default_sink
 
     def checked(make: Callable[[], Sink]) -> Sink:
         try:
@@ -67,13 +78,15 @@ def router_for(settings: Settings, echo: Callable[[str], None] | None = print) -
 
 
 def linked_message(headline: str, detail: str, link: str, label: str, context: str) -> dict:
-    """A Slack-compatible message (`text` fallback plus `blocks`) that links to a board page."""
+    """A Slack-compatible message (`text` fallback plus `blocks`) that links to a board page; the
+    headline, detail and context are mrkdwn whose values from the data the caller escaped
+    (ledger.escaping.slack)."""
     return {
         "text": f"{headline}: {link}",
         "blocks": [
             {"type": "section", "text": {"type": "mrkdwn", "text": f"*{headline}*"}},
             {"type": "section", "text": {"type": "mrkdwn", "text": detail}},
-            {"type": "section", "text": {"type": "mrkdwn", "text": f"<{link}|{label}>"}},
+            {"type": "section", "text": {"type": "mrkdwn", "text": slack.link(link, label)}},
             {"type": "context", "elements": [{"type": "mrkdwn", "text": context}]},
         ],
     }

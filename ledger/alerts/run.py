@@ -15,7 +15,6 @@ import duckdb
 
 from ledger.alerts.delivery import (
     DEFAULT_COOLDOWN_DAYS,
-    FileSink,
     Sink,
     WebhookSink,
     notify_anomalies,
@@ -34,11 +33,12 @@ from ledger.alerts.figures import (
     Freshness,
     MartsMissingError,
     check_freshness,
+    earliest_business_date,
     latest_closed_business_date,
     load_tenant_days,
     require_marts,
 )
-from ledger.alerts.routing import ROUTED_KINDS
+from ledger.alerts.routing import ROUTED_KINDS, default_sink
 from ledger.alerts.store import (
     NOT_PAGED,
     REPORT_ONLY,
@@ -53,7 +53,6 @@ from ledger.core.calendar import utc_now, yesterday
 from ledger.core.settings import Settings
 from ledger.serving.published_copy import open_published_with_ops
 
-NOTIFICATIONS_FILE = "notifications.jsonl"
 # `--date latest`: the newest business date the data holds completely (demo or historical data).
 LATEST = "latest"
 
@@ -76,12 +75,6 @@ class AlertRunResult:
     @property
     def paged(self) -> list[Anomaly]:
         return [a for a in self.anomalies if a.severity in PAGED_SEVERITIES]
-
-
-def default_sink(settings: Settings, echo: Callable[[str], None] | None = print) -> Sink:
-    if settings.webhook_url:
-        return WebhookSink(settings.webhook_url)
-    return FileSink(settings.alerts_dir / NOTIFICATIONS_FILE, echo=echo)
 
 
 def detect_day(
@@ -107,6 +100,32 @@ def record_days_for_report(
             record_anomalies(
                 con, detect_day(con, day, params), settings.reporting_currency, now, REPORT_ONLY
             )
+
+
+def first_checkable_date(settings: Settings, params: DetectionParams = DEFAULT_PARAMS) -> date:
+    """The first business date with enough history for a baseline: the data's first date plus
+    the detector's minimum baseline days (what `ledger demo` checks from)."""
+    with open_published_with_ops(settings) as con:
+        require_marts(con, str(settings.published_path))
+        first = earliest_business_date(con)
+    if first is None:
+        raise MartsMissingError("no business date in the marts yet")
+    return first + timedelta(days=params.min_baseline_days)
+
+
+def business_dates(settings: Settings, first: date, last: date | str | None) -> list[date]:
+    """Each business date from `first` to `last` ('latest' or None: the newest closed day in the
+    published marts), in order; MartsMissingError when the range holds none."""
+    newest: date | None
+    if isinstance(last, date):
+        newest = last
+    else:
+        with open_published_with_ops(settings) as con:
+            require_marts(con, str(settings.published_path))
+            newest = latest_closed_business_date(con, settings.timezone)
+    if newest is None or newest < first:
+        raise MartsMissingError(f"no closed business date from {first} to {newest or 'the newest'}")
+    return [first + timedelta(days=n) for n in range((newest - first).days + 1)]
 
 
 def run_alerts(

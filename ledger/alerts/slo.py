@@ -32,6 +32,7 @@ from ledger.alerts.store import (
 )
 from ledger.core.calendar import business_date, utc_now
 from ledger.core.settings import Settings
+from ledger.escaping import slack
 from ledger.serving.links import board_link
 from ledger.serving.published_copy import has_mart, open_published_with_ops
 
@@ -152,10 +153,11 @@ def slo_link(settings: Settings, alert: BurnAlert) -> str:
 def burn_message(settings: Settings, alert: BurnAlert, escalated: bool) -> dict:
     """One Slack-compatible message for one SLO's firing rule, with a link to its SLO page."""
     label = SEGMENT_LABELS.get(alert.segment, alert.segment)
-    team = alert.owner or "no single team (first audio)"
+    team = slack.escape(alert.owner) if alert.owner else "no single team (first audio)"
     headline = (
-        f"[{alert.severity.upper()}] {alert.tenant_id} {label} latency SLO burning "
-        f"{alert.long_burn_rate:.1f}x its error budget ({alert.profile} profile)"
+        f"[{alert.severity.upper()}] {slack.escape(alert.tenant_id)} {slack.escape(label)} latency "
+        f"SLO burning {alert.long_burn_rate:.1f}x its error budget "
+        f"({slack.escape(alert.profile)} profile)"
     )
     if escalated:
         headline += " (escalated)"
@@ -163,7 +165,7 @@ def burn_message(settings: Settings, alert: BurnAlert, escalated: bool) -> dict:
     detail = (
         f"Burn rate {alert.long_burn_rate:.1f}x over {_window(alert.long_window_seconds)} and "
         f"{alert.short_burn_rate:.1f}x over {_window(alert.short_window_seconds)} (rule "
-        f"{alert.rule_name}: both above {alert.factor:g}x). Objective {objective} of turns "
+        f"{slack.escape(alert.rule_name)}: both above {alert.factor:g}x). Objective {objective} of turns "
         "within budget"
     )
     if alert.sli is not None:

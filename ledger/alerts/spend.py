@@ -22,6 +22,7 @@ from ledger.alerts.routing import Router, linked_message
 from ledger.alerts.store import COOLDOWN, SENT, Delivery, DeliveryItem, new_id
 from ledger.core.numbers import money, percent
 from ledger.core.settings import Settings
+from ledger.escaping import slack
 from ledger.finops.spend_budgets import BASES, SpendBudget, spend_budgets
 from ledger.serving.links import board_link
 
@@ -106,7 +107,7 @@ def spend_message(settings: Settings, crossing: Crossing) -> dict:
     b, o = crossing.budget, crossing.budget.outlook
     what = "spent" if crossing.basis == "actual" else "forecast to spend"
     headline = (
-        f"[BUDGET {crossing.threshold}%] {b.scope} {b.month:%Y-%m}: {what} "
+        f"[BUDGET {crossing.threshold}%] {slack.escape(b.scope)} {b.month:%Y-%m}: {what} "
         f"{percent(b.pct(crossing.basis))} of the budget"
     )
     detail = (

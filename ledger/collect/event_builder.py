@@ -26,6 +26,27 @@ def stable_id(*parts: object) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
+class PayloadError(ValueError):
+    """A webhook body that is not the documented shape, or that names what cannot be recorded; the
+    message says which field and why (the collector answers 400 with it)."""
+
+
+def metadata_tenant(value: object, fallback: str, where: str) -> str:
+    """The tenant a call's metadata names (`where`: the field), or `fallback`, the webhook's own
+    tenant, when it names none. A name that is not a tenant id (`bright bank`) is refused, never
+    billed to `fallback`: the call belongs to someone the ledger cannot name (issue 41)."""
+    if value is None or value == "":
+        return fallback
+    text = str(value)
+    if not re.fullmatch(IDENTIFIER_PATTERN, text):
+        shown = text if len(text) <= 64 else f"{text[:64]}…"
+        raise PayloadError(
+            f"{where} {shown!r} is not a tenant id (1-128 printable ASCII characters, no "
+            f"spaces): the call is refused, not billed to the webhook's tenant {fallback}"
+        )
+    return text
+
+
 def identifier(value: object, fallback: str) -> str:
     """`value` as a contract identifier, or `fallback` when it cannot be one (never free text)."""
     text = str(value) if value is not None else ""

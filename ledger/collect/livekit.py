@@ -39,7 +39,7 @@ from ledger.collect.event_builder import (
     non_negative_int,
     timestamp_text,
 )
-from ledger.collect.naming import Service, endpoint_of, name_service
+from ledger.collect.naming import DeclaredNames, Service, endpoint_of, name_service
 from ledger.collect.sink import Sink
 
 # LiveKit's CloseReason values -> the contract's end reasons.
@@ -89,8 +89,11 @@ class LiveKitCollector:
     _ended: bool = field(default=False, init=False)
     _session: Any = field(default=None, init=False)
     _events: Any = field(default=None, init=False)
+    # Overrides naming another model than the session reports (warned once each).
+    declared_names: DeclaredNames = field(init=False)
 
     def __post_init__(self) -> None:
+        self.declared_names = DeclaredNames(self.session_id or "(the job's room)")
         if self.session_id is not None:
             self._events = SessionEvents(self.source, self.tenant_id, self.session_id)
 
@@ -134,6 +137,7 @@ class LiveKitCollector:
             package=type(plugin).__module__ if plugin is not None else None,
             endpoint=endpoint_of(plugin) if plugin is not None else None,
         )
+        self.declared_names.check(kind, model, self.services.get(kind))
         named_provider, named_model = name_service(seen, self.services.get(kind))
         return identifier(named_provider, "unknown"), identifier(named_model, "unknown")
 

@@ -15,12 +15,16 @@ collectors name a service, in this order:
 5. what the framework reported, lower-cased.
 
 The model is kept as reported (model aliases, e.g. `nova-3-general` -> `nova-3`, are the pricing
-side's reference data).
+side's reference data). An override that names a model other than the one the framework reports
+wins all the same, but is said (`DeclaredNames`): a deployment that moved to a dearer model while
+its `services=` still names the old one would otherwise be priced low without a word.
 """
 
 from __future__ import annotations
 
+import logging
 import re
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -177,3 +181,41 @@ def endpoint_of(plugin: Any) -> str | None:
             if "://" in text or _HOST_LIKE.match(text.lower()):
                 return text
     return None
+
+
+log = logging.getLogger(__name__)
+
+
+class DeclaredNames:
+    """A collector's record of overrides (`services=`) that name another model than the one the
+    framework reports for the same usage: a warning the first time for each (kind, declared,
+    reported), and `disagreements` counting every usage line priced under such a name."""
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        self.disagreements: Counter[tuple[str, str, str]] = Counter()
+
+    def check(self, kind: str, reported_model: str | None, override) -> None:
+        declared = (override[1] if override else None) or ""
+        reported = (reported_model or "").strip()
+        if not declared or not reported or reported.lower() == "unknown":
+            return
+        if _bare_model(reported).startswith(_bare_model(declared)):
+            return  # the same model, or a dated snapshot of it (gpt-4.1 -> gpt-4.1-2025-04-14)
+        key = (kind, declared, reported)
+        if key not in self.disagreements:
+            log.warning(
+                "session %s: services= names the %s model %r but the framework reports %r; the "
+                "usage is priced as %r (remove the override's model, or correct it)",
+                self.session_id,
+                kind,
+                declared,
+                reported,
+                declared,
+            )
+        self.disagreements[key] += 1
+
+
+def _bare_model(model: str) -> str:
+    """`deepgram/nova-3:en` -> `nova-3`: a LiveKit Inference name without provider or suffix."""
+    return model.lower().rsplit("/", 1)[-1].split(":", 1)[0]

@@ -1,7 +1,6 @@
 """Pipecat (1.x) -> contract events: an observer for a `PipelineTask`.
 
-    collector = PipecatCollector(FileSink(landing), tenant_id="acme", session_id=call_id,
-                                 services={"llm": ("deepseek", "deepseek-chat")})
+    collector = PipecatCollector(FileSink(landing), tenant_id="acme", session_id=call_id)
     task = PipelineTask(pipeline, params=PipelineParams(enable_metrics=True,
                         enable_usage_metrics=True), observers=[collector])
 
@@ -19,7 +18,8 @@ Pipecat names processors, not providers: the provider is the host of the service
 where it is a known provider's (an OpenAI service pointed at Groq is `groq`), else the service's
 package (`pipecat.services.openai...` -> `openai`), and the model the one its metrics name
 (`ledger.collect.naming`). `services` (per processor name, else per kind "llm", "stt", "tts",
-"realtime") always wins; a model of "" or None there keeps the reported one.
+"realtime") always wins; a model of "" or None there keeps the reported one, and a model that
+disagrees with the reported one is warned about once (`declared_names`).
 A new turn starts when the user starts speaking after the previous turn recorded anything.
 """
 
@@ -60,7 +60,7 @@ from ledger.collect.event_builder import (
     non_negative_int,
     timestamp_text,
 )
-from ledger.collect.naming import Service, endpoint_of, name_service
+from ledger.collect.naming import DeclaredNames, Service, endpoint_of, name_service
 from ledger.collect.sink import Sink
 
 TTFB_SEGMENTS = {"stt": "stt_final", "llm": "llm_ttft", "tts": "tts_first_frame"}
@@ -96,6 +96,7 @@ class PipecatCollector(BaseObserver):
         self.services = services or {}
         self.clock = clock
         self._events = SessionEvents(source, tenant_id, session_id)
+        self.declared_names = DeclaredNames(session_id)
         self._turn = 0
         self._turn_recorded = False
         self._bot_speaking = False
@@ -120,6 +121,7 @@ class PipecatCollector(BaseObserver):
             package=type(service).__module__,
             endpoint=endpoint_of(service),
         )
+        self.declared_names.check(kind, seen.reported_model, configured)
         provider, model = name_service(seen, configured)
         return identifier(provider, "unknown"), identifier(model, "unknown")
 

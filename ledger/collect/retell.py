@@ -20,14 +20,15 @@ from decimal import Decimal
 from typing import Any
 
 from ledger.collect.event_builder import (
+    PayloadError,
     SessionEvents,
     decimal_text,
     from_unix,
     identifier,
+    metadata_tenant,
     short_code,
     stable_id,
 )
-from ledger.collect.vapi import PayloadError
 
 CALL_EVENTS = ("call_ended", "call_analyzed")
 CENTS = Decimal(100)
@@ -107,7 +108,9 @@ def events_from_webhook(payload: dict[str, Any], options: RetellOptions) -> list
     metadata = call.get("metadata") if isinstance(call.get("metadata"), dict) else {}
     session = SessionEvents(
         source=options.source,
-        tenant_id=identifier(metadata.get("tenant_id"), options.tenant_id),
+        tenant_id=metadata_tenant(
+            metadata.get("tenant_id"), options.tenant_id, "call.metadata.tenant_id"
+        ),
         session_id=identifier(call_id, stable_id("retell", call_id)),
     )
     scenario = "outbound" if call.get("direction") == "outbound" else options.scenario

@@ -46,9 +46,10 @@ from ledger.collect.credentials import (
     bearer_token,
     retell_signature_valid,
 )
+from ledger.collect.event_builder import PayloadError
 from ledger.collect.metrics import CollectorMetrics
 from ledger.collect.retell import RetellOptions, events_from_webhook
-from ledger.collect.vapi import PayloadError, VapiOptions, events_from_report
+from ledger.collect.vapi import VapiOptions, events_from_report
 from ledger.contract import exact_json
 from ledger.contract.duplicate_keys import array_items, first_repeated_keys
 from ledger.core.landing import write_landing_file

@@ -3,7 +3,9 @@
 Both sinks buffer a bounded number of events and lose nothing on a clean shutdown (`close()`, also
 registered with `atexit`). A file is written under a hidden name and renamed when it is complete,
 so the ingest never reads half a file; the HTTP sink re-sends a batch until the collector accepts it
-(event ids are deterministic, so a batch sent twice deduplicates at ingest).
+(event ids are deterministic, so a batch sent twice deduplicates at ingest), and what the collector
+has not accepted when it closes stays in a local spool that the next HTTP sink to the same
+collector sends first.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import atexit
 import json
 import logging
 import os
+import re
 import threading
 import time
 import urllib.error
@@ -20,6 +23,7 @@ from collections import deque
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Protocol
+from urllib.parse import urlsplit
 
 from ledger.core.durable import fsync_path
 from ledger.core.landing import (
@@ -212,6 +216,14 @@ def default_rejected_folder() -> Path:
     return Settings.from_env().landing_dir / REJECTED_FOLDER
 
 
+def default_spool_folder(url: str) -> Path:
+    """`$LEDGER_HOME/spool/<collector host_port>`: one spool per collector, on the agent's disk."""
+    from ledger.core.settings import Settings
+
+    where = re.sub(r"[^A-Za-z0-9.-]+", "_", urlsplit(url).netloc) or "collector"
+    return Settings.from_env().home / "spool" / where
+
+
 class HttpSink:
     """Batches of events POSTed to the HTTP collector (`ledger collect serve`) by a worker thread.
 
@@ -223,7 +235,10 @@ class HttpSink:
     While `max_buffered` events wait, `emit` spills to `fallback` or, without one, blocks
     (back-pressure: never an unbounded queue, never a dropped event). A batch still undelivered
     when `close(timeout)` gives up goes to `fallback` (a FileSink, e.g. on a local disk the landing
-    folder is synced from) or raises `DeliveryError`. A batch the collector refuses for a reason a
+    folder is synced from) or, without one, to `spool` (a folder; by default
+    `$LEDGER_HOME/spool/<collector host_port>`), whose files the next HttpSink to that collector
+    sends before anything else and deletes once accepted: a collector down at the end of a call
+    loses nothing. A batch the collector refuses for a reason a
     retry cannot fix (400, 401, 403, 413, 415) goes to `rejected` (a FileSink; by default
     `<fallback folder>/rejected`, or `$LEDGER_HOME/landing/rejected` without a fallback), which a
     folder ingest never reads: an operator inspects it and ingests it by name. The first refusal
@@ -240,6 +255,7 @@ class HttpSink:
         request_timeout: float = 10.0,
         fallback: FileSink | None = None,
         rejected: FileSink | None = None,
+        spool: Path | None = None,
     ) -> None:
         self.url = url.rstrip("/") + "/v1/events" if not url.endswith("/v1/events") else url
         self._token = token
@@ -249,8 +265,13 @@ class HttpSink:
         self.request_timeout = request_timeout
         self.fallback = fallback
         self.rejected = rejected
+        self.spool = spool if spool is not None or fallback is not None else None
+        if self.spool is None and fallback is None:
+            self.spool = default_spool_folder(self.url)
         self.source: str | None = None  # the token's, once the collector said it
         self.delivered = 0
+        self.spooled = 0  # events this sink left in the spool at close
+        self._spool_waiting = self.spool is not None  # spooled files may wait to be sent
         self.refusals: dict[str, int] = {}  # reason -> events refused for it
         self._buffer: deque[dict] = deque()
         self._in_flight = 0
@@ -296,6 +317,20 @@ class HttpSink:
                 self.fallback.emit(self._stamped(event))
             self.fallback.close()
             return
+        if self.spool is not None:
+            spooled = FileSink(self.spool, prefix="undelivered")
+            for event in left:
+                spooled.emit(event)
+            spooled.close()
+            self.spooled += len(left)
+            log.warning(
+                "%d events not accepted by %s before the sink closed are spooled in %s; the next "
+                "HttpSink to that collector sends them first",
+                len(left),
+                self.url,
+                self.spool,
+            )
+            return
         raise DeliveryError(f"{len(left)} events were not accepted by {self.url}")
 
     def _stamped(self, event: dict) -> dict:
@@ -317,35 +352,67 @@ class HttpSink:
             return batch
 
     def _run(self) -> None:
+        self._send_spooled()
         while (batch := self._next_batch()) is not None:
             if batch and not self._deliver(batch):
                 with self._cond:
                     # Put it back in front: close() hands it to the fallback, in order.
                     self._buffer.extendleft(reversed(batch))
                     return
+            if batch and self._spool_waiting:
+                self._send_spooled()  # the collector answers again: what waited goes first
+
+    def _send_spooled(self) -> None:
+        """Send the spool's files, oldest first, each deleted once every batch of it was accepted
+        (or kept apart as refused); stop at the first batch the collector does not take now, to
+        try again after the next delivered batch or by the next sink. A file sent twice costs
+        nothing: its event ids deduplicate at ingest."""
+        if self.spool is None or not self.spool.is_dir():
+            self._spool_waiting = False
+            return
+        for path in sorted(self.spool.glob("*.jsonl")):  # visible: closed, so complete
+            try:
+                lines = path.read_text(encoding="utf-8").splitlines()
+            except FileNotFoundError:
+                continue  # another sink of this collector sent it meanwhile
+            events = [json.loads(line) for line in lines if line.strip()]
+            for start in range(0, len(events), self.batch_size):
+                if self._attempt(events[start : start + self.batch_size]) is None:
+                    self._spool_waiting = True
+                    return
+            path.unlink(missing_ok=True)
+        self._spool_waiting = False
 
     def _deliver(self, batch: list[dict]) -> bool:
-        # Without `source`: the collector stamps its token's (SPEC 9).
-        body = "".join(
-            json.dumps({k: v for k, v in e.items() if k != "source"}, separators=(",", ":")) + "\n"
-            for e in batch
-        ).encode()
+        """Send `batch` until the collector takes it (or refuses it for good); False when the sink
+        is closing and its time is up."""
         delay = 0.1
-        while True:
-            status, answer = self._post(body)
-            if status == 202:
-                self.delivered += len(batch)
-                if self.source is None and isinstance(answer.get("source"), str):
-                    self.source = answer["source"]
-                return True
-            if status in (400, 401, 403, 413, 415):
-                self._reject(batch, status, answer)
-                return True
+        while self._attempt(batch) is None:
             with self._cond:
                 if self._give_up_at is not None and time.monotonic() >= self._give_up_at:
                     return False
             time.sleep(delay)
             delay = min(delay * 2, 2.0)
+        return True
+
+    def _attempt(self, batch: list[dict]) -> bool | None:
+        """One POST of `batch`: True when accepted or kept apart as refused, None when it was not
+        taken this time (collector unreachable, busy or failing: worth another try)."""
+        # Without `source`: the collector stamps its token's (SPEC 9).
+        body = "".join(
+            json.dumps({k: v for k, v in e.items() if k != "source"}, separators=(",", ":")) + "\n"
+            for e in batch
+        ).encode()
+        status, answer = self._post(body)
+        if status == 202:
+            self.delivered += len(batch)
+            if self.source is None and isinstance(answer.get("source"), str):
+                self.source = answer["source"]
+            return True
+        if status in (400, 401, 403, 413, 415):
+            self._reject(batch, status, answer)
+            return True
+        return None
 
     def _reject(self, batch: list[dict], status: int, answer: dict) -> None:
         """Keep a refused batch in the rejected folder; say why the first time for each reason."""

@@ -8,7 +8,8 @@ per-minute fee has no usage and is reported cost of `infra` (a platform fee). Po
 (summary, structured data, success evaluation) and knowledge-base queries are `llm` usage with
 their tokens; voicemail detection is `realtime` usage when a model heard the call (its audio and
 text tokens), else a fee of `infra`. The tenant is the
-call's (or its assistant's) `metadata.tenant_id`, or the webhook's configured tenant.
+call's (or its assistant's) `metadata.tenant_id`, or the webhook's configured tenant when it names
+none; a `tenant_id` that is not a tenant id refuses the report (never billed to the default).
 """
 
 from __future__ import annotations
@@ -19,9 +20,11 @@ from decimal import Decimal
 from typing import Any
 
 from ledger.collect.event_builder import (
+    PayloadError,
     SessionEvents,
     decimal_text,
     identifier,
+    metadata_tenant,
     non_negative_int,
     short_code,
     stable_id,
@@ -75,10 +78,6 @@ class VapiOptions:
     scenario: str = "other"
 
 
-class PayloadError(ValueError):
-    """A webhook body that is not the documented shape; the message says which field."""
-
-
 def _parse_time(value: object, name: str) -> datetime:
     if not isinstance(value, str):
         raise PayloadError(f"message.{name} is missing (expected an ISO 8601 time)")
@@ -92,12 +91,18 @@ def _optional_identifier(value: object) -> str | None:
     return identifier(value, "") or None if value else None
 
 
-def _metadata_tenant(message: dict, call: dict) -> object:
-    for holder in (call, message.get("assistant") or {}, call.get("assistant") or {}):
+def _metadata_tenant(message: dict, call: dict, fallback: str) -> str:
+    """The tenant the call's (or its assistant's) metadata names, else the webhook's."""
+    holders = {
+        "message.call": call,
+        "message.assistant": message.get("assistant") or {},
+        "message.call.assistant": call.get("assistant") or {},
+    }
+    for where, holder in holders.items():
         metadata = holder.get("metadata") if isinstance(holder, dict) else None
         if isinstance(metadata, dict) and metadata.get("tenant_id"):
-            return metadata["tenant_id"]
-    return None
+            return metadata_tenant(metadata["tenant_id"], fallback, f"{where}.metadata.tenant_id")
+    return fallback
 
 
 def _service(entry: dict, kind: str) -> tuple[str, str | None]:
@@ -127,7 +132,7 @@ def events_from_report(payload: dict[str, Any], options: VapiOptions) -> list[di
     ended = _parse_time(message.get("endedAt") or call.get("endedAt"), "endedAt")
     session = SessionEvents(
         source=options.source,
-        tenant_id=identifier(_metadata_tenant(message, call), options.tenant_id),
+        tenant_id=_metadata_tenant(message, call, options.tenant_id),
         session_id=identifier(call_id, stable_id("vapi", call_id)),
     )
     reason = str(message.get("endedReason") or call.get("endedReason") or "")

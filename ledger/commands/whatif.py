@@ -26,6 +26,7 @@ from pathlib import Path
 from ledger.core.numbers import round_money
 from ledger.core.settings import Settings
 from ledger.core.sql import literal
+from ledger.escaping import spreadsheet
 from ledger.serving.published_copy import open_published
 from ledger.warehouse import connect, copy_warehouse, refresh_events_view
 
@@ -263,7 +264,13 @@ def write_outputs(result: WhatIf, out_stem: Path) -> tuple[Path, Path]:
             writer.writerow([f"# {line}"])
         writer.writerow(COLUMNS)
         for row in result.tenants:
-            writer.writerow([str(value) for value in _values(row)])
+            # A tenant id is text from the events: never a formula where the file is opened.
+            writer.writerow(
+                [
+                    spreadsheet.cell(value) if isinstance(value, str) else str(value)
+                    for value in _values(row)
+                ]
+            )
     xlsx_path = out_stem.with_suffix(".xlsx")
     workbook = xlsxwriter.Workbook(str(xlsx_path))
     bold = workbook.add_format({"bold": True})
@@ -280,6 +287,8 @@ def write_outputs(result: WhatIf, out_stem: Path) -> tuple[Path, Path]:
             if isinstance(value, Decimal):
                 # The cell shows the exact sum rounded half-even to the cent.
                 sheet.write_number(r, c, float(round_money(value)), money)
+            elif isinstance(value, str):
+                sheet.write_string(r, c, value)
             else:
                 sheet.write(r, c, value)
     workbook.close()

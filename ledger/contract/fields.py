@@ -60,6 +60,10 @@ QUARANTINE_REASONS: tuple[str, ...] = (
     "personal_data",
     "bad_value",
     "future_timestamp",
+    # A turn.latency whose segment times lie further from its occurred_at than the clock skew
+    # setting allows, or that lasts over MAX_SEGMENT_SECONDS (SPEC 3): one device's clock must not
+    # move every tenant's windows.
+    "clock_skew",
     "id_conflict",
     # A valid event whose session_id already belongs to another tenant (earlier in the warehouse or
     # in the same batch): a session has one payer, else its charges would be counted twice.
@@ -67,6 +71,9 @@ QUARANTINE_REASONS: tuple[str, ...] = (
     # A whole landing file that cannot be read (truncated or fake gzip, not Parquet): one row.
     "unreadable_file",
 )
+
+# SPEC 3: the longest a turn.latency segment may last; a longer one is a clock's error, not a turn.
+MAX_SEGMENT_SECONDS = 3600
 
 DECIMAL_SCALE = 6
 DECIMAL_PRECISION = 18

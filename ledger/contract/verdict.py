@@ -1,6 +1,6 @@
 """The contract's verdict on one raw line, by pydantic: the reference the bulk ingest is tested against.
 
-`verdict(raw_text, ingest_time)` returns `None` for a valid event, else `(reason, detail)` with the
+`verdict(raw_text, ingest_time[, clock_skew_minutes])` returns `None` for a valid event, else `(reason, detail)` with the
 quarantine reason and the field it concerns, applying the same rule order as
 `ledger.ingest.validation` (see its docstring). It is for tests, emitters and single-event checks;
 the ingest itself validates in bulk.
@@ -16,7 +16,8 @@ from pydantic import ValidationError
 from ledger.contract import exact_json
 from ledger.contract.duplicate_keys import first_repeated_keys
 from ledger.contract.events import EVENT_TYPES, MODEL_BY_EVENT_TYPE
-from ledger.contract.fields import COMMON_FIELDS, all_fields
+from ledger.contract.fields import COMMON_FIELDS, MAX_SEGMENT_SECONDS, all_fields
+from ledger.core.settings import DEFAULT_CLOCK_SKEW_MINUTES
 
 FUTURE_TOLERANCE = timedelta(minutes=5)
 # The decimal fields of every event type, judged by the text they were sent as.
@@ -62,7 +63,9 @@ def _reason(error: dict) -> str:
     return "bad_value"
 
 
-def verdict(raw_text: str, ingest_time: datetime) -> Verdict:
+def verdict(
+    raw_text: str, ingest_time: datetime, clock_skew_minutes: int = DEFAULT_CLOCK_SKEW_MINUTES
+) -> Verdict:
     try:
         document = exact_json.loads(raw_text)
     except ValueError:
@@ -106,4 +109,11 @@ def verdict(raw_text: str, ingest_time: datetime) -> Verdict:
         raise  # pragma: no cover - every pydantic error maps to a reason above
     if event.occurred_at > ingest_time + FUTURE_TOLERANCE:
         return ("future_timestamp", "occurred_at")
+    if event_type == "turn.latency":
+        skew = timedelta(minutes=clock_skew_minutes)
+        for name in ("started_at", "ended_at"):
+            if abs(getattr(event, name) - event.occurred_at) > skew:
+                return ("clock_skew", name)
+        if event.ended_at - event.started_at > timedelta(seconds=MAX_SEGMENT_SECONDS):
+            return ("clock_skew", "ended_at")
     return None

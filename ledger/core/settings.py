@@ -22,6 +22,7 @@
 | `LEDGER_SLO_WINDOW_DAYS`    | `28`                            | the latency SLOs' rolling window (SPEC 13) |
 | `LEDGER_BURN_RATE_RULES`    | `page:14.4:1h:5m page:6:6h:30m ticket:1:3d:6h` | multi-window burn-rate alerts |
 | `LEDGER_OWNER_WEBHOOKS`     | unset                           | per owner team, its alert webhook: `audio=URL inference=URL` |
+| `LEDGER_CLOCK_SKEW_MINUTES` | `5`                             | how far a turn.latency segment's times may lie from its occurred_at before the row is quarantined as `clock_skew` |
 | `LEDGER_MAX_LINE_BYTES`     | `2000000`                       | the longest landing line: a longer one is quarantined by itself (`line_too_long`) and the collector refuses it (413) |
 
 Each default is written once, on its field below; `ENVIRONMENT` names each field's variable. The
@@ -70,8 +71,13 @@ ENVIRONMENT: dict[str, str] = {
     "slo_window_days": "LEDGER_SLO_WINDOW_DAYS",
     "burn_rate_rules": "LEDGER_BURN_RATE_RULES",
     "owner_webhooks": "LEDGER_OWNER_WEBHOOKS",
+    "clock_skew_minutes": "LEDGER_CLOCK_SKEW_MINUTES",
     "max_line_bytes": "LEDGER_MAX_LINE_BYTES",
 }
+
+# SPEC 3: how far a segment's own times may lie from the event's occurred_at (the default of
+# `Settings.clock_skew_minutes`, and of the validators used without settings).
+DEFAULT_CLOCK_SKEW_MINUTES = 5
 
 # A DuckDB memory_limit: a whole or decimal number of bytes in a unit, or a percentage of memory.
 _MEMORY_SIZE = re.compile(r"(?P<number>\d+(\.\d+)?)(?P<unit>[KMGT]i?B|%)", re.IGNORECASE)
@@ -140,6 +146,10 @@ class Settings(BaseModel):
     # Where each owner team's SLO alerts go: `team=URL` pairs separated by spaces (a URL holds no
     # space). A secret like LEDGER_WEBHOOK_URL; a team without one gets the default destination.
     owner_webhooks: str | None = None
+    # SPEC 3 clock sanity: a turn.latency whose started_at or ended_at lies further than this from
+    # its occurred_at is quarantined as `clock_skew` at ingest, since one device's clock must not
+    # move every tenant's SLO windows.
+    clock_skew_minutes: int = DEFAULT_CLOCK_SKEW_MINUTES
     # The longest line a landing file may hold, in bytes (without its line break). DuckDB's text
     # reader refuses a whole file for one longer line; the ingest then quarantines that line by
     # itself (`line_too_long`, never read whole into memory) and the rest of the file goes in.
@@ -219,6 +229,13 @@ class Settings(BaseModel):
     def _window_positive(cls, value: int) -> int:
         if not 1 <= value <= 366:
             raise ValueError(f"LEDGER_SLO_WINDOW_DAYS must be 1 to 366 days, got {value}")
+        return value
+
+    @field_validator("clock_skew_minutes")
+    @classmethod
+    def _skew_positive(cls, value: int) -> int:
+        if not 1 <= value <= 1440:
+            raise ValueError(f"LEDGER_CLOCK_SKEW_MINUTES must be 1 to 1440 minutes, got {value}")
         return value
 
     @field_validator("burn_rate_rules")

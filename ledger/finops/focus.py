@@ -4,7 +4,8 @@ The charges are defined once, in the mart `marts.fct_focus_charges` (FOCUS colum
 DECIMAL(38, 12) costs); this module only filters, formats and writes them:
 
 - CSV: every cost and quantity as plain decimal text (`0.004200000000`, never an exponent or a
-  float), date-times as `2026-11-16T16:00:00Z`, Tags as a JSON object.
+  float), date-times as `2026-11-16T16:00:00Z`, Tags as a JSON object, a text cell that a
+  spreadsheet would read as a formula marked as text (ledger.escaping.spreadsheet).
 - Parquet: DECIMAL(38, 12) columns and UTC timestamps.
 
 Usage the rate card could not price is not a charge: it goes to a sidecar file next to the export
@@ -22,6 +23,7 @@ from pathlib import Path
 import duckdb
 
 from ledger.core.settings import Settings
+from ledger.escaping import spreadsheet
 
 CHARGES_TABLE = "marts.fct_focus_charges"
 UNPRICED_TABLE = "marts.fct_focus_unpriced_usage"
@@ -64,6 +66,10 @@ def _projection(columns: list[tuple[str, str]], csv: bool) -> str:
         elif not csv and kind == "TIMESTAMP":
             # Parquet: instants marked as UTC.
             parts.append(f"cast({quoted} as timestamptz) as {quoted}")
+        elif csv:
+            # Provider and model names come from events (a model named `=2+5`): text, never a
+            # formula in the spreadsheet that opens the file.
+            parts.append(spreadsheet.sql_column(name, kind))
         else:
             parts.append(quoted)
     return ", ".join(parts)

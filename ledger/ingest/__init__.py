@@ -111,7 +111,10 @@ def _ingest_files(
     with (
         connect(warehouse_path or settings.warehouse_path) as con,
         Validator(
-            INGEST_MEMORY_LIMIT, spill_folder(settings), settings.max_line_bytes
+            INGEST_MEMORY_LIMIT,
+            spill_folder(settings),
+            settings.max_line_bytes,
+            clock_skew_minutes=settings.clock_skew_minutes,
         ) as validator,
         ThreadPoolExecutor(1, thread_name_prefix="validate") as pool,
     ):

@@ -239,7 +239,9 @@ def commit_chunked(
     try:
         [(file_id,)] = con.execute("select nextval('raw.file_id_seq')").fetchall()
         counts: dict[str, int] = {}
-        with Validator(max_line_bytes=staged.max_line_bytes) as validator:
+        with Validator(
+            max_line_bytes=staged.max_line_bytes, clock_skew_minutes=staged.clock_skew_minutes
+        ) as validator:
             while True:
                 try:
                     piece = next(chunks, None)

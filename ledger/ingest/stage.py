@@ -21,7 +21,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ledger.core.settings import DEFAULT_MAX_LINE_BYTES
+from ledger.core.settings import DEFAULT_CLOCK_SKEW_MINUTES, DEFAULT_MAX_LINE_BYTES
 from ledger.ingest.files import (
     JSONL_SUFFIXES,
     PARQUET_SUFFIXES,
@@ -54,6 +54,8 @@ class StagedFile:
     unreadable: str | None = None
     # A large file: not validated here but a piece at a time as it commits (`commit_chunked`).
     chunked: bool = False
+    # The clock skew setting it was (or is to be) validated with (SPEC 3).
+    clock_skew_minutes: int = DEFAULT_CLOCK_SKEW_MINUTES
     # The line limit it was validated with (its pieces are validated with it too).
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
 
@@ -71,8 +73,11 @@ class Validator:
         memory_limit: str | None = None,
         spill_folder: Path | None = None,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        *,
+        clock_skew_minutes: int = DEFAULT_CLOCK_SKEW_MINUTES,
     ) -> None:
         self.max_line_bytes = max_line_bytes
+        self._clock_skew_minutes = clock_skew_minutes
         self._con = duckdb.connect()
         # Timestamps come out as naive UTC; the session zone must not shift the casts.
         self._con.execute("set TimeZone = 'UTC'")
@@ -138,7 +143,9 @@ class Validator:
         lines = "(" + "\n  union all ".join(sources) + ")"
         try:
             rows = con.sql(
-                validation_sql(lines, typed=tuple(typed)),
+                validation_sql(
+                    lines, typed=tuple(typed), clock_skew_minutes=self._clock_skew_minutes
+                ),
                 params={"ingest_time": ingest_time.isoformat()},
             ).to_arrow_table()
             rows = _too_long(rows, long_lines, self.max_line_bytes)
@@ -193,6 +200,7 @@ class Validator:
                     0.0,
                     None,
                     chunked=True,
+                    clock_skew_minutes=self._clock_skew_minutes,
                     max_line_bytes=self.max_line_bytes,
                 )
             ]
@@ -234,6 +242,7 @@ class Validator:
                     share,
                     file_rows,
                     unreadable.get(index),
+                    clock_skew_minutes=self._clock_skew_minutes,
                     max_line_bytes=self.max_line_bytes,
                 )
             )

@@ -20,7 +20,10 @@ both paths name the same reason for the same line:
    number (`ledger.contract.events.has_personal_data`);
 7. `bad_value`: a value outside its limits (length, enum, >= 0, decimal places, `occurred_at` from
    2000-01-01, ended_at >= started_at);
-8. `future_timestamp`: `occurred_at` more than 5 minutes after the ingest time.
+8. `future_timestamp`: `occurred_at` more than 5 minutes after the ingest time;
+9. `clock_skew`: a `turn.latency` whose `started_at` or `ended_at` lies more than the clock skew
+   setting (`LEDGER_CLOCK_SKEW_MINUTES`, default 5) from its `occurred_at`, or that lasts over an
+   hour (`MAX_SEGMENT_SECONDS`).
 
 Decimals are exact. A decimal is a JSON string or a JSON number, and either way it is judged by
 its text as sent: plain digits with an optional fraction (`-?[0-9]+(\\.[0-9]+)?`, else `bad_type`:
@@ -55,6 +58,7 @@ from ledger.contract.fields import (
     COMMON_FIELDS,
     DECIMAL_PRECISION,
     DECIMAL_SCALE,
+    MAX_SEGMENT_SECONDS,
     FieldSpec,
     all_fields,
     allowed_fields,
@@ -62,6 +66,7 @@ from ledger.contract.fields import (
     field_variants,
     personal_data_sql,
 )
+from ledger.core.settings import DEFAULT_CLOCK_SKEW_MINUTES
 from ledger.core.sql import identifier
 from ledger.ingest.files import exact_text_sql
 
@@ -203,7 +208,27 @@ UNKNOWN_KEYS = (
 )
 
 
-def _rules() -> list[Rule]:
+def _clock_rules(clock_skew_minutes: int) -> list[Rule]:
+    """SPEC 3 clock sanity of a turn.latency: its segment times near its occurred_at, and a
+    duration of at most an hour. Compared as epoch microseconds, which hold years 0001 to 9999;
+    an interval between such instants would overflow."""
+    skew_us = clock_skew_minutes * 60 * 1_000_000
+    rules = [
+        Rule(
+            "clock_skew",
+            name,
+            f"abs(epoch_us(ts_{name}) - epoch_us(ts_occurred_at)) > {skew_us}",
+            ("turn.latency",),
+        )
+        for name in ("started_at", "ended_at")
+    ]
+    too_long = (
+        f"epoch_us(ts_ended_at) - epoch_us(ts_started_at) > {MAX_SEGMENT_SECONDS * 1_000_000}"
+    )
+    return [*rules, Rule("clock_skew", "ended_at", too_long, ("turn.latency",))]
+
+
+def _rules(clock_skew_minutes: int = DEFAULT_CLOCK_SKEW_MINUTES) -> list[Rule]:
     """Every rule, in the order a line's first broken rule is reported."""
     fields = all_fields()
     specs = event_type_specs()
@@ -251,7 +276,7 @@ def _rules() -> list[Rule]:
     rules.append(Rule("bad_value", "ended_at", "ts_ended_at < ts_started_at", ("turn.latency",)))
     future = f"ts_occurred_at > cast($ingest_time as timestamptz) + {FUTURE_TOLERANCE}"
     rules.append(Rule("future_timestamp", "occurred_at", future))
-    return rules
+    return rules + _clock_rules(clock_skew_minutes)
 
 
 def _ladder(rules: list[Rule]) -> str:
@@ -520,15 +545,27 @@ def _proven(branches: dict[str, str]) -> str:
     )
 
 
-def proven_sql(lines: str, typed: tuple[TypedRows, ...] = ()) -> str:
+def proven_sql(
+    lines: str,
+    typed: tuple[TypedRows, ...] = (),
+    *,
+    clock_skew_minutes: int = DEFAULT_CLOCK_SKEW_MINUTES,
+) -> str:
     """The lines of `lines` (and rows of `typed`) that their event type's fast branch proved
     valid (file, line)."""
     branches = _branches(fast=True)
     read_once, typed = _read_once(typed)
-    return _common_ctes(lines, branches, _rules(), typed, read_once) + "\n" + _proven(branches)
+    rules = _rules(clock_skew_minutes)
+    return _common_ctes(lines, branches, rules, typed, read_once) + "\n" + _proven(branches)
 
 
-def validation_sql(lines: str, *, fast: bool = True, typed: tuple[TypedRows, ...] = ()) -> str:
+def validation_sql(
+    lines: str,
+    *,
+    fast: bool = True,
+    typed: tuple[TypedRows, ...] = (),
+    clock_skew_minutes: int = DEFAULT_CLOCK_SKEW_MINUTES,
+) -> str:
     """SQL over `lines` (file_index, line_number, raw_text) and the files whose rows arrive
     `typed`; takes parameter $ingest_time.
 
@@ -536,10 +573,11 @@ def validation_sql(lines: str, *, fast: bool = True, typed: tuple[TypedRows, ...
     file); a line is identified by (file_index, line_number). Blank lines are skipped (they carry
     no event). Each line that breaks a rule keeps its raw text (for the quarantine). `fast=False`
     sends every line through the ladder: the same result, slowly (the tests compare the two).
+    `clock_skew_minutes` is the settings' (an int, written into the SQL).
     """
     fields = all_fields()
     names = ["event_type", *fields]
-    rules = _rules()
+    rules = _rules(clock_skew_minutes)
     branches = _branches(fast)
     accepted = "".join(
         "select file_index, line_number, null::varchar as quarantine_reason, "

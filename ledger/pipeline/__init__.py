@@ -4,4 +4,12 @@
 dbt is invoked and the reference data it reads, `spark` what the dbt project needs on Apache Spark,
 `dbt_child` the dbt process that dies with its build, and `publish` writes the readers' copy. The
 orchestrator (dagster_project/) runs these steps; nothing here imports it.
+
+The modules not named above:
+
+- `dbt_manifest`: the models of the last build, as dbt's manifest describes them.
+- `publish_leftovers`: what a killed publish leaves behind, and the lock that keeps two publishes
+  apart.
+- `published_parts`: the Parquet parts of the published marts.
+- `refreshed_weeks`: which parts of which marts an incremental build could have changed.
 """

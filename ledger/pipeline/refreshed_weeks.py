@@ -9,8 +9,8 @@ from datetime import timedelta
 import duckdb
 
 from ledger.core.settings import Settings
+from ledger.pipeline.dbt_manifest import built_models
 from ledger.pipeline.published_parts import PUBLISHED_SCHEMA, week_label
-from ledger.pipeline.transform import built_models
 
 
 @dataclass(frozen=True)

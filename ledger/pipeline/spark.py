@@ -30,6 +30,7 @@ from ledger.core.settings import DBT_PROJECT_DIR, Settings
 from ledger.core.sql import identifier, literal
 from ledger.finops.provider_costs import TABLE as PROVIDER_COSTS
 from ledger.finops.provider_costs import ensure_provider_costs_table
+from ledger.pipeline.dbt_manifest import built_models
 from ledger.warehouse import connect, raw_root
 
 # Spark's logging configuration (quiet unless LEDGER_SPARK_LOG_LEVEL asks for more).
@@ -248,8 +249,6 @@ def marts_selects(con: duckdb.DuckDBPyConnection, settings: Settings) -> dict[st
 def empty_select(settings: Settings, name: str) -> str:
     """No rows, with the columns of the mart's enforced contract in their order (the order a
     contracted table has on either engine), from the build's dbt manifest."""
-    from ledger.pipeline.transform import built_models
-
     columns = built_models(settings).get(name, {}).get("columns") or {}
     typed = [(column, spec.get("data_type")) for column, spec in columns.items()]
     if not typed or any(kind is None for _, kind in typed):

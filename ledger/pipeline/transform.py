@@ -19,6 +19,7 @@ import duckdb
 from ledger.core import vocabulary
 from ledger.core.settings import Settings
 from ledger.core.slo_rules import parse_burn_rate_rules
+from ledger.pipeline.spark import export_sources, spark_vars
 from ledger.reference import load_reference, write_reference_tables
 from ledger.reference.planning import load_planning, write_planning_table
 
@@ -48,8 +49,6 @@ PLACE_VARS = frozenset({"warehouse_path", "spark_remote", "build_memory_limit"})
 def dbt_vars(settings: Settings) -> dict:
     """The vars of every invocation: the warehouse, the reporting frame and the vocabulary."""
     if settings.engine == "spark":
-        from ledger.pipeline.spark import spark_vars
-
         engine_vars = spark_vars(settings)
     else:
         # dbt-duckdb sets it on each of its connections (dbt/profiles.yml).
@@ -101,26 +100,10 @@ def dbt_build_args(settings: Settings, *, incremental: bool = False) -> list[str
     return ["build", "--full-refresh", *skipped, *dbt_run_flags(settings, refresh_mode="full")]
 
 
-def built_models(settings: Settings) -> dict[str, dict]:
-    """The model nodes of the last build's dbt manifest, by relation name (alias, else name);
-    empty when there is no readable manifest."""
-    try:
-        nodes = json.loads((settings.dbt_target_dir / "manifest.json").read_text())["nodes"]
-        return {
-            node.get("alias") or node["name"]: node
-            for node in nodes.values()
-            if node.get("resource_type") == "model"
-        }
-    except (OSError, ValueError, KeyError, AttributeError, TypeError):
-        return {}
-
-
 def prepare_engine(settings: Settings) -> None:
     """What the engine needs before dbt runs: on Spark, the sources exported as Parquet
     (`ledger.pipeline.spark.export_sources`); nothing on DuckDB, which reads the warehouse itself."""
     if settings.engine == "spark":
-        from ledger.pipeline.spark import export_sources
-
         export_sources(settings)
 
 

@@ -312,7 +312,7 @@ class ReferenceData(BaseModel):
 
     def resolve_name(self, provider: str, model: str) -> tuple[str, str]:
         """The rate card's (provider, model) for a usage line's names (SPEC 4), the rule of the
-        dbt model int_usage_lines_priced, said once more for `ledger rates check|import`:
+        dbt macro rate_card_names (dbt/macros), said once more for `ledger rates check|import`:
 
         1. the provider: an alias of its lower-cased name, else the rate card's spelling of it
            (names match case-insensitively), else the name as seen;

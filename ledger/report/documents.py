@@ -1,9 +1,12 @@
 """The review as documents people read: Markdown summary, self-contained HTML (inline SVG charts,
-no script, no network), and an XLSX workbook of the tables."""
+no script, no network), and an XLSX workbook of the tables.
+
+Tenant, provider and model names, causes and every other text cell come from events and reference
+data: each is escaped for its document (ledger.escaping.markdown and .html), and the workbook
+writes text as text cells, never as formulas (issue 41)."""
 
 from __future__ import annotations
 
-import html
 from decimal import Decimal
 from pathlib import Path
 
@@ -11,7 +14,9 @@ import xlsxwriter
 
 from ledger.core.numbers import money, percent, points, round_money
 from ledger.core.vocabulary import COMPONENT_COLOURS, COMPONENTS
-from ledger.report.tables import Table, format_cell, review_tables
+from ledger.escaping import html, markdown
+from ledger.report.sections import review_tables
+from ledger.report.tables import Table, format_cell
 from ledger.report.weekly import WeeklyReview
 
 HUNDRED = Decimal(100)
@@ -81,10 +86,13 @@ def _markdown_table(table: Table) -> list[str]:
         )
         rows = table.rows + ([table.total] if table.total else [])
         for index, row in enumerate(rows):
-            cells = [format_cell(v, c.kind) for v, c in zip(row, table.columns, strict=True)]
+            cells = [
+                markdown.escape(v) if isinstance(v, str) else format_cell(v, c.kind)
+                for v, c in zip(row, table.columns, strict=True)
+            ]
             if table.total and index == len(rows) - 1:
                 cells = [f"**{cell}**" for cell in cells]
-            lines.append("| " + " | ".join(c.replace("|", "/") for c in cells) + " |")
+            lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
     if table.note:
         lines += [table.note, ""]
@@ -268,7 +276,7 @@ def write_xlsx(review: WeeklyReview, path: Path) -> None:
     summary = workbook.add_worksheet("summary")
     summary.write(0, 0, _title(review), bold)
     for index, line in enumerate(headline(review), start=2):
-        summary.write(index, 0, line)
+        summary.write_string(index, 0, line)
     summary.set_column(0, 0, 110)
     for table in review_tables(review):
         sheet = workbook.add_worksheet(table.key[:31])
@@ -301,5 +309,5 @@ def write_xlsx(review: WeeklyReview, path: Path) -> None:
                 else:
                     sheet.write_string(r, c, str(value), bold if is_total else None)
         if table.note:
-            sheet.write(len(rows) + 2, 0, table.note)
+            sheet.write_string(len(rows) + 2, 0, table.note)
     workbook.close()

@@ -421,27 +421,3 @@ def capacity_table(review: WeeklyReview) -> Table:
         if rows
         else "No pool load this week.",
     )
-
-
-def review_tables(review: WeeklyReview) -> list[Table]:
-    return [
-        margin_table(review),
-        components_table(review),
-        week_over_week_table(review),
-        drivers_table(review),
-        waste_savings_table(review),
-        anomalies_table(review),
-        data_quality_table(review),
-        quarantine_table(review),
-        restatements_table(review),
-        reconciliation_table(review),
-        capacity_table(review),
-        *budget_tables(review),
-    ]
-
-
-def budget_tables(review: WeeklyReview) -> list[Table]:
-    """SPEC 13's sections (ledger.report.budgets), imported here: that module builds on Table."""
-    from ledger.report.budgets import leverage_table, spend_budgets_table
-
-    return [spend_budgets_table(review), leverage_table(review)]

@@ -3,7 +3,8 @@ Parquet, full precision.
 
 Every column of the mart, exactly as stored: DECIMAL amounts are written as their exact decimal text
 in CSV (all 12 places, never through float) and as Parquet DECIMAL(38, 12) columns; timestamps are
-naive UTC. Rows are ordered by business date, tenant, start and session id, so two exports of the
+naive UTC. In CSV, a text cell that a spreadsheet would read as a formula (a model named `=2+5`)
+gets the spreadsheets' text mark in front (ledger.escaping.spreadsheet). Rows are ordered by business date, tenant, start and session id, so two exports of the
 same ledger are byte-identical.
 """
 
@@ -17,6 +18,7 @@ import duckdb
 
 from ledger.core.settings import Settings
 from ledger.core.sql import literal
+from ledger.escaping import spreadsheet
 
 LEDGER_TABLE = "fct_session_ledger"
 FORMATS = {".csv": "(format csv, header true)", ".parquet": "(format parquet)"}
@@ -86,9 +88,14 @@ def export_session_ledger(
             params,
         )
         (rows,) = con.execute("select count(*) from session_ledger_export").fetchone()
+        columns = "*"
+        if out.suffix == ".csv":
+            described = con.execute("describe session_ledger_export").fetchall()
+            columns = ", ".join(spreadsheet.sql_column(name, kind) for name, kind, *_ in described)
         try:
             con.execute(
-                f"copy session_ledger_export to {literal(str(partial))} {FORMATS[out.suffix]}"
+                f"copy (select {columns} from session_ledger_export) "
+                f"to {literal(str(partial))} {FORMATS[out.suffix]}"
             )
             partial.replace(out)
         finally:

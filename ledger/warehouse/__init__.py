@@ -1,5 +1,13 @@
 """The DuckDB warehouse file: opening it (and naming the way out when it is corrupt), the raw
 layer's tables and Parquet files that ingest writes, and a consistent copy for scratch work.
+
+The modules not named above:
+
+- `connection`: opening the warehouse, and naming the way out when its file is damaged.
+- `copy`: a whole warehouse copied: its database file and the Parquet files of its raw layer.
+- `event_files`: the raw layer's Parquet files.
+- `raw_layout`: the raw layer's shape.
+- `raw_schema`: creating the raw layer, and migrating a warehouse from before the Parquet layer.
 """
 
 from ledger.warehouse.connection import (
@@ -7,6 +15,7 @@ from ledger.warehouse.connection import (
     connect,
     corruption_message,
     is_corruption,
+    lock_conflict_message,
     mentions_corruption,
     raise_if_damaged,
 )
@@ -26,6 +35,7 @@ __all__ = [
     "ensure_raw_schema",
     "is_corruption",
     "land_events",
+    "lock_conflict_message",
     "mentions_corruption",
     "raise_if_damaged",
     "raw_root",

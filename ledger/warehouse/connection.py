@@ -7,6 +7,7 @@ that must not contend with the pipeline (the boards) read the published copy ins
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import duckdb
@@ -54,6 +55,24 @@ def mentions_corruption(text: str) -> bool:
 def is_corruption(exc: BaseException) -> bool:
     """True when `exc` says a DuckDB file is damaged; the fix is `ledger recover`."""
     return isinstance(exc, duckdb.Error) and mentions_corruption(str(exc))
+
+
+_LOCK_CONFLICT = re.compile(r'Could not set lock on file "(?P<path>[^"]*)".*?\(PID (?P<pid>\d+)\)')
+
+
+def lock_conflict_message(exc: BaseException) -> str | None:
+    """One line for DuckDB's refusal to open a file another process has open for writing (a
+    build, say), or None when `exc` is not that. The commands that take the home's run lock are
+    refused before this happens, naming the run; this covers the ones that only read."""
+    if not isinstance(exc, duckdb.Error):
+        return None
+    found = _LOCK_CONFLICT.search(str(exc))
+    if found is None:
+        return None
+    return (
+        f"{found['path']} is open for writing in another process (pid {found['pid']}, a build or "
+        "an ingest): wait for it to finish and run this command again"
+    )
 
 
 def raise_if_damaged(path: Path) -> None:

@@ -639,7 +639,7 @@ def oidc_provider(tmp_path: Path) -> Iterator[str]:
         stderr=subprocess.STDOUT,
     )
     try:
-        deadline = time.monotonic() + 30
+        # Until it answers or exits, however loaded the machine (the per-test timeout bounds it).
         while True:
             try:
                 with urllib.request.urlopen(f"{url}/.well-known/openid-configuration") as answer:
@@ -647,7 +647,7 @@ def oidc_provider(tmp_path: Path) -> Iterator[str]:
                     break
             except OSError:
                 pass
-            if provider.poll() is not None or time.monotonic() > deadline:
+            if provider.poll() is not None:
                 raise RuntimeError(f"the provider did not come up:\n{log.name}")
             time.sleep(0.2)
         yield url

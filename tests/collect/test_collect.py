@@ -386,6 +386,8 @@ def test_reported_costs_staging_keeps_every_column_issue_15_reads(collect_run):
         "item",
         "amount",
         "currency",
+        "file_id",
+        "line_number",
     ]
     assert dict(columns)["amount"] == "DECIMAL(38,12)"
     assert sorted(r[10] for r in rows) == [Decimal("0.02"), Decimal("0.5")]

@@ -203,8 +203,7 @@ def test_an_idle_file_is_closed_without_waiting_for_another_event(tmp_path):
     # Pipecat reports its last STT usage after the call ended: no event follows it.
     sink = FileSink(tmp_path, prefix="idle", sync_seconds=0.05, idle_seconds=0.2)
     sink.emit(_event(0, session="late"))
-    deadline = time.monotonic() + 30
-    while not list(tmp_path.glob("*.jsonl")) and time.monotonic() < deadline:
+    while not list(tmp_path.glob("*.jsonl")):
         time.sleep(0.05)
     [visible] = list(tmp_path.glob("*.jsonl"))
     assert [json.loads(line) for line in visible.read_text().splitlines()] == [
@@ -221,8 +220,7 @@ def test_what_was_emitted_is_in_the_file_within_the_sync_interval(tmp_path):
     sink = FileSink(tmp_path, prefix="sync", sync_seconds=0.05, idle_seconds=3600)
     sink.emit(_event(0))
     [open_file] = list(tmp_path.glob(".*.jsonl.open"))
-    deadline = time.monotonic() + 30
-    while open_file.stat().st_size == 0 and time.monotonic() < deadline:
+    while open_file.stat().st_size == 0:
         time.sleep(0.02)
     assert json.loads(open_file.read_text()) == _event(0)
     assert os.path.exists(open_file)

@@ -257,3 +257,34 @@ def test_livekit_session_id_is_the_rooms_sid_never_its_name():
     ]
     with _agent_session() as session, pytest.raises(ValueError, match="outside a LiveKit job"):
         LiveKitCollector(ListSink(), tenant_id="t").attach(session)
+
+
+def test_an_override_that_names_another_model_than_the_framework_reports_is_said_once(caplog):
+    """The docs' old Pipecat snippet declared `deepseek-chat` for any LLM: with gpt-4.1-mini
+    really running, the line is priced as declared (the override wins) but never silently."""
+    local = OpenAILLMService(api_key="k", base_url="http://127.0.0.1:8080/v1")
+    with caplog.at_level("WARNING", logger="ledger.collect.naming"):
+        events = _pipecat_llm_usage(local, {"llm": ("deepseek", "deepseek-chat")})
+    assert _names(events) == [("llm.usage", "deepseek", "deepseek-chat")]
+    assert [r.getMessage() for r in caplog.records] == [
+        "session call-1: services= names the llm model 'deepseek-chat' but the framework reports "
+        "'gpt-4.1-mini'; the usage is priced as 'deepseek-chat' (remove the override's model, or "
+        "correct it)"
+    ]
+    # The same model, or its dated snapshot, or a provider-only override: nothing to say.
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="ledger.collect.naming"):
+        _pipecat_llm_usage(local, {"llm": ("azure", "gpt-4.1-mini")})
+        _pipecat_llm_usage(local, {"llm": ("azure", "gpt-4.1")})
+        _pipecat_llm_usage(local, {"llm": ("azure", None)})
+    assert caplog.records == []
+
+
+def test_a_collector_counts_each_usage_line_priced_under_a_disagreeing_name():
+    from ledger.collect.naming import DeclaredNames
+
+    names = DeclaredNames("call-9")
+    for _ in range(3):
+        names.check("llm", "gpt-4.1", ("deepseek", "deepseek-chat"))
+    names.check("stt", "deepgram/nova-3:en", ("deepgram", "nova-3"))  # LiveKit Inference's form
+    assert names.disagreements == {("llm", "deepseek-chat", "gpt-4.1"): 3}

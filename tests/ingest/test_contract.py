@@ -69,8 +69,8 @@ VALID = {
     "turn.latency": {
         "turn_index": 3,
         "segment": "llm_ttft",
-        "started_at": "2026-11-01T10:00:00.000+08:00",
-        "ended_at": "2026-11-01T10:00:00.310+08:00",
+        "started_at": "2026-11-01T17:59:59.940+08:00",
+        "ended_at": "2026-11-01T18:00:00.250+08:00",
     },
     "session.degraded": {"kind": "tts_filler", "reason": "tts_timeout"},
     "cost.reported": {
@@ -274,8 +274,31 @@ CASES: list[tuple[str, tuple[str, str | None] | None]] = [
         ("future_timestamp", "occurred_at"),
     ),
     (
-        line("turn.latency", ended_at="2026-11-01T09:59:59.999+08:00"),
+        line("turn.latency", ended_at="2026-11-01T17:59:59.939+08:00"),
         ("bad_value", "ended_at"),
+    ),
+    # SPEC 3 clock sanity (LEDGER_CLOCK_SKEW_MINUTES, default 5): segment times within 5 minutes
+    # of occurred_at (10:00:00.250Z); a device clock a day ahead, in 2099, 0001 or 9999 is not.
+    (line("turn.latency", started_at="2026-11-01T09:55:00.250Z"), None),
+    (line("turn.latency", started_at="2026-11-01T09:55:00.249Z"), ("clock_skew", "started_at")),
+    (
+        line(
+            "turn.latency",
+            started_at="2026-11-02T10:00:00.000Z",
+            ended_at="2026-11-02T10:00:00.310Z",
+        ),
+        ("clock_skew", "started_at"),
+    ),
+    (line("turn.latency", ended_at="2026-11-01T10:05:00.251Z"), ("clock_skew", "ended_at")),
+    (line("turn.latency", ended_at="2099-11-01T10:00:00.000Z"), ("clock_skew", "ended_at")),
+    (line("turn.latency", ended_at="9999-12-31T23:59:59.999Z"), ("clock_skew", "ended_at")),
+    (
+        line(
+            "turn.latency",
+            started_at="0001-01-01T00:00:00.000Z",
+            ended_at="0001-01-01T00:00:00.300Z",
+        ),
+        ("clock_skew", "started_at"),
     ),
     (line("turn.latency", segment="tts_first_byte"), ("bad_value", "segment")),
     (line("infra.usage", unit="hours"), ("bad_value", "unit")),
@@ -318,7 +341,7 @@ CASES: list[tuple[str, tuple[str, str | None] | None]] = [
     (line("tts.usage", audio_seconds=1.123456), None),
     (line("tts.usage", cache_hit=...), None),
     (line("realtime.usage", output_text_tokens=1.0), ("bad_type", "output_text_tokens")),
-    (line("turn.latency", started_at="2026-11-01T10:00:00.000+08:00"), None),
+    (line("turn.latency", started_at="2026-11-01T18:00:00.000+08:00"), None),
 ]
 
 
@@ -505,3 +528,27 @@ def test_raw_events_columns_cover_every_contract_field_once() -> None:
     assert types["audio_seconds"] == "DECIMAL(18,6)"
     assert types["occurred_at"] == "TIMESTAMP"
     assert "DOUBLE" not in types.values() and "FLOAT" not in types.values()
+
+
+def test_a_segment_over_an_hour_is_clock_skew_whatever_the_skew_setting() -> None:
+    # With 2 h of skew allowed, a segment 30 min either side of occurred_at is near enough, but a
+    # turn segment does not last an hour (SPEC 3): both paths say so.
+    long = line(
+        "turn.latency", started_at="2026-11-01T09:30:00.000Z", ended_at="2026-11-01T10:30:00.001Z"
+    )
+    hour = line(
+        "turn.latency", started_at="2026-11-01T09:30:00.000Z", ended_at="2026-11-01T10:30:00.000Z"
+    )
+    sql = validation_sql("lines", clock_skew_minutes=120)
+    rows = (
+        lines_table([[long, hour]])
+        .execute(
+            f"select quarantine_reason, quarantine_detail from ({sql}) order by line_number",
+            {"ingest_time": INGEST_TIME.isoformat()},
+        )
+        .fetchall()
+    )
+    assert rows == [("clock_skew", "ended_at"), (None, None)]
+    assert verdict(long, INGEST_TIME, clock_skew_minutes=120) == ("clock_skew", "ended_at")
+    assert verdict(hour, INGEST_TIME, clock_skew_minutes=120) is None
+    assert verdict(hour, INGEST_TIME) == ("clock_skew", "started_at")

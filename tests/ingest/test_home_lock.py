@@ -1,5 +1,6 @@
-"""One run at a time per home (SPEC 12): ingest, build and recover refused in one line that names
-the run holding the home; the lock is reentrant within a run and freed when its holder dies."""
+"""One run at a time per home (SPEC 12): ingest, build, recover, the alert run and the weekly
+review refused in one line that names the run holding the home; the lock is reentrant within a run
+and freed when its holder dies."""
 
 from __future__ import annotations
 
@@ -37,7 +38,9 @@ def held_home(tmp_path: Path):
         holder.wait()
 
 
-@pytest.mark.parametrize("command", [["ingest"], ["build"], ["recover"]])
+@pytest.mark.parametrize(
+    "command", [["ingest"], ["build"], ["recover"], ["alerts", "run"], ["report", "weekly"]]
+)
 def test_a_second_run_stops_in_one_line_naming_the_holder(held_home, command: list[str]):
     home, pid = held_home
     (home / "landing").mkdir(parents=True, exist_ok=True)
@@ -72,3 +75,39 @@ def test_the_lock_is_reentrant_within_a_run(tmp_path: Path):
                 pass
         assert '"command": "ledger build"' in (home / LOCK_NAME).read_text()
     assert (home / LOCK_NAME).read_text() == ""  # released: nobody is named any more
+
+
+def test_a_warehouse_open_for_writing_elsewhere_is_said_in_one_line(tmp_path: Path):
+    """A command that only reads, run while a build writes: DuckDB's lock error becomes one line
+    naming the writer, not a traceback."""
+    import duckdb
+
+    from ledger.warehouse import lock_conflict_message
+
+    path = tmp_path / "warehouse.duckdb"
+    writer = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time, duckdb\n"
+            "con = duckdb.connect(sys.argv[1])\n"
+            "print('open', flush=True)\n"
+            "time.sleep(120)\n",
+            str(path),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert writer.stdout.readline() == "open\n"
+        with pytest.raises(duckdb.Error) as refused:
+            duckdb.connect(str(path), read_only=True)
+    finally:
+        writer.kill()
+        writer.wait()
+
+    assert lock_conflict_message(refused.value) == (
+        f"{path} is open for writing in another process (pid {writer.pid}, a build or an "
+        "ingest): wait for it to finish and run this command again"
+    )
+    assert lock_conflict_message(duckdb.Error("Catalog Error: no table x")) is None

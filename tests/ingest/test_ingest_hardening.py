@@ -452,10 +452,14 @@ def test_the_cli_refuses_a_named_path_outside_the_landing_folder(settings: Setti
 
     result = CliRunner().invoke(main, ["ingest", str(escaping), str(inside)], env=env)
 
-    assert result.exit_code == 0, result.output
+    # The other path is ingested; a path the user named and that was not read fails the command.
+    assert result.exit_code == 1, result.output
     output = " ".join(result.output.split())
     assert f"{escaping}: {REFUSED_OUTSIDE} {landing}" in output
     assert "1 files ingested (0 already ingested): 1 events accepted" in output
+    assert output.endswith(
+        "Error: 1 of the paths named were refused (see above): nothing was read from them"
+    )
     assert query(settings, "select event_id from raw.events") == [("in-1",)]
     # The library reads any folder it is given when no landing folder is named (tests, tools).
     assert discover([escaping]) == [escaping.resolve()]
@@ -510,3 +514,23 @@ def test_control_characters_in_file_names_never_reach_the_terminal(settings: Set
         assert f"{landing}/title\\x1b]0;pwned\\x07\\nfake line.jsonl: {REFUSED_SYMLINK}" in output
     assert "1 files ingested" in outputs[0].output
     assert "recovered" in outputs[1].output
+
+
+def test_the_cli_fails_when_the_only_path_named_is_refused(settings: Settings) -> None:
+    from click.testing import CliRunner
+
+    from ledger.commands.cli import main
+
+    outside = write_jsonl(settings.home.parent / "elsewhere" / "file.jsonl", [llm("out-1")])
+    env = {"LEDGER_HOME": str(settings.home)}
+    settings.landing_dir.mkdir(parents=True, exist_ok=True)
+
+    result = CliRunner().invoke(main, ["ingest", str(outside)], env=env)
+
+    assert result.exit_code == 1, result.output
+    output = " ".join(result.output.split())
+    assert f"{outside}: {REFUSED_OUTSIDE} {settings.landing_dir}" in output
+    assert "0 files ingested (0 already ingested): 0 events accepted" in output
+    assert output.endswith(
+        "Error: 1 of the paths named were refused (see above): nothing was read from them"
+    )

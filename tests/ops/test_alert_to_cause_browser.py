@@ -24,6 +24,7 @@ from tests.support.browser import (
     CHROMIUM_ARGS,
     TIMEOUT_MS,
     free_port,
+    page_faults,
     page_metrics,
     serving,
 )
@@ -62,9 +63,8 @@ def test_an_alerts_link_leads_to_the_filtered_boards_the_anomaly_its_top_mover_a
     top = f"{tenant} · {COMPONENT_LABELS[component]} · {provider}/{model} {first.change:+,.2f} CNY"
     (message,) = [json.loads(line) for line in sink.path.read_text().splitlines()]
     link = message["text"].rsplit(" ", 1)[1]
-    assert link == (
-        f"http://127.0.0.1:{port}/overview?from=2026-11-20&tenant=bright-bank&to=2026-11-20"
-    )
+    # The Overview is the boards' default page, served at the root (issue 40 point 1).
+    assert link == f"http://127.0.0.1:{port}/?from=2026-11-20&tenant=bright-bank&to=2026-11-20"
 
     with serving(settings, tmp_path / "streamlit.log", port=port), sync_playwright() as pw:
         browser = pw.chromium.launch(
@@ -79,6 +79,8 @@ def test_an_alerts_link_leads_to_the_filtered_boards_the_anomaly_its_top_mover_a
             page.get_by_text("Revenue, cost and margin per hour").wait_for()
             shown = page_metrics(page, "Revenue", "Cost", "Sessions")
             assert shown["Sessions"] == f"{sessions:,}"
+            # What a person sees first: the page, not a "Page not found" dialog over it.
+            assert page_faults(page) == []
             # Waited for, not asked once: the caption may draw after the figures.
             page.get_by_text(
                 "2026-11-20 to 2026-11-20 (1 days) · tenants: bright-bank"
@@ -102,6 +104,7 @@ def test_an_alerts_link_leads_to_the_filtered_boards_the_anomaly_its_top_mover_a
             page.get_by_text(f"Session {session}", exact=True).wait_for()
             # Its line: tenant · scenario · pipeline · channel · started ... (a bright-bank one).
             page.get_by_text(re.compile(r"^bright-bank · .* · started 2026-11-")).first.wait_for()
+            assert page_faults(page) == []
             page.screenshot(path=str(tmp_path / "session.png"), full_page=True)
         finally:
             browser.close()
@@ -132,7 +135,7 @@ def test_the_anomaly_inbox_lists_the_periods_anomalies_with_cause_status_and_lin
     assert [(str(r[0]), *r[1:]) for r in rows] == [
         ("2026-11-20", "bright-bank", "critical", "LLM cost", "open"),
     ]
-    assert list(table["Open"]) == ["overview?from=2026-11-20&tenant=bright-bank&to=2026-11-20"]
+    assert list(table["Open"]) == ["./?from=2026-11-20&tenant=bright-bank&to=2026-11-20"]
     assert table["Likely cause"][0].startswith("llm (100.0% of the change); deepseek/deepseek-chat")
     assert table["Value"][0] == "0.94 CNY against a usual 0.38 (+0.56, +145.0%)"
     with open_published(ops_settings) as con:

@@ -33,7 +33,7 @@ BOARDS = "https://boards.example.com"
 
 def _link(day: str, base: str = "http://127.0.0.1:8501") -> str:
     """The deep link an alert on bright-bank's `day` carries (default LEDGER_BOARDS_URL)."""
-    return f"{base}/overview?from={day}&tenant=bright-bank&to={day}"
+    return f"{base}/?from={day}&tenant=bright-bank&to={day}"
 
 
 # ---- a webhook receiver on localhost ------------------------------------------------------------
@@ -167,6 +167,36 @@ def test_freshness_marks_the_last_day_open_and_the_one_before_closed(
     assert empty.missing_tenants == ("acme-telecom", "bright-bank")
 
 
+def test_a_range_of_days_is_checked_in_order_as_the_daily_job_would_have(
+    ops_settings: Settings,
+) -> None:
+    """`ledger alerts run --from D --date D2` (what `ledger demo` runs over its month): each day
+    checked in turn, the break paged once, the days before it recorded without a page."""
+    from click.testing import CliRunner
+
+    from ledger.commands.cli import main
+
+    env = {
+        "LEDGER_HOME": str(ops_settings.home),
+        "LEDGER_REFERENCE_DIR": str(ops_settings.reference_dir),
+    }
+    result = CliRunner().invoke(
+        main, ["alerts", "run", "--from", "2026-11-16", "--date", "2026-11-20"], env=env
+    )
+
+    assert result.exit_code == 0, result.output
+    assert [n["text"].split(" http")[0] for n in _notifications(ops_settings)] == [
+        "[CRITICAL] bright-bank 2026-11-20: LLM cost +145.0%"
+    ]
+    assert _query(
+        ops_settings,
+        "select business_date, tenant_id, metric, severity from ops.anomalies order by all",
+    ) == [
+        (date(2026, 11, 17), "acme-telecom", "total_cost", "info"),
+        (date(2026, 11, 20), "bright-bank", "llm_cost", "critical"),
+    ]
+
+
 # ---- delivery -----------------------------------------------------------------------------------
 
 
@@ -272,7 +302,7 @@ def test_the_webhook_receives_the_exact_slack_message(
     assert receiver.content_types == ["application/json; charset=utf-8"]
     headline = "[CRITICAL] bright-bank 2026-11-20: LLM cost +145.0%"
     # The deep link: the overview filtered to the tenant and the day (issue 27 point 1).
-    link = f"{BOARDS}/ledger/overview?from=2026-11-20&tenant=bright-bank&to=2026-11-20"
+    link = f"{BOARDS}/ledger/?from=2026-11-20&tenant=bright-bank&to=2026-11-20"
     assert receiver.bodies == [
         {
             "text": f"{headline} {link}",

@@ -87,6 +87,7 @@ ASSET_KEYS = [
     "marts/fct_latency_slo_owner",
     "marts/fct_quarantined_rows",
     "marts/fct_reconciliation_daily",
+    "marts/fct_reported_costs_held",
     "marts/fct_session_experience",
     "marts/fct_session_ledger",
     "marts/fct_shadow_comparison_daily",

@@ -45,6 +45,13 @@ def _half_up(value: Decimal, quantum: Decimal) -> Decimal:
         return value.quantize(quantum, rounding=ROUND_HALF_UP)
 
 
+def priced_meter(quantity: str | int, price: str, per: int, fx: Decimal = Decimal(1)) -> Decimal:
+    """One meter's amount by the rule above: `quantity` of a rate-card row `price` per `per`,
+    converted at `fx`."""
+    unit_fx = _half_up(exact_ratio(Decimal(price), Decimal(per)) * fx, UNIT_PRICE)
+    return _half_up(Decimal(quantity) * unit_fx, MONEY)
+
+
 # meter, quantity field, meter whose price the savings are measured against
 USAGE_METERS: dict[str, list[tuple[str, str, str | None]]] = {
     "asr.usage": [("asr.audio_seconds", "audio_seconds", None)],

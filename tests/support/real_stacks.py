@@ -57,6 +57,7 @@ from pipecat.tests.utils import SleepFrame, run_test
 
 from ledger.collect.livekit import LiveKitCollector
 from ledger.collect.pipecat import PipecatCollector
+from tests.support.event_loops import run_bounded
 from tests.support.provider_stubs import ProviderStub
 
 TENANT = "nova-retail"
@@ -264,7 +265,7 @@ def run_livekit_stacks() -> tuple[list[dict], ProviderStub]:
             await stub.stop()
         return stub
 
-    stub = asyncio.run(main())
+    stub = run_bounded(main())
     return sink.events, stub
 
 
@@ -363,5 +364,5 @@ def run_pipecat_stacks() -> tuple[list[dict], ProviderStub]:
             await stub.stop()
         return stub
 
-    stub = asyncio.run(main())
+    stub = run_bounded(main())
     return sink.events, stub

@@ -36,7 +36,7 @@ SPARK_HOME = Path(pyspark.__file__).resolve().parent
 CONNECT_SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 # Sizes for a shared 2-core machine: one executor of both cores.
 WORKER_CORES, WORKER_MEMORY, EXECUTOR_MEMORY, DRIVER_MEMORY = 2, "1536m", "1g", "1g"
-START_TIMEOUT_S, STOP_TIMEOUT_S = 180, 60
+STOP_TIMEOUT_S = 60
 
 
 @dataclass
@@ -119,10 +119,10 @@ class LoopbackSparkCluster:
         return process
 
     def _wait(self, name: str, ready) -> None:
-        process, deadline = self.processes[name], time.monotonic() + START_TIMEOUT_S
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                break
+        # Until it answers or exits: a start on a loaded machine may take minutes, and a hang
+        # is failed by the per-test timeout (pyproject.toml) with every thread's stack.
+        process = self.processes[name]
+        while process.poll() is None:
             try:
                 if ready():
                     return

@@ -35,6 +35,7 @@ from pipecat.tests.utils import SleepFrame, run_test
 
 from ledger.collect.livekit import LiveKitCollector
 from ledger.collect.pipecat import PipecatCollector
+from tests.support.event_loops import run_bounded
 
 REPLY = "Hello there."  # 12 characters, the fake TTS's input in every turn
 # One LLM request as both fakes report it: 1,200 prompt tokens of which 1,000 cached, 50 output.
@@ -143,7 +144,7 @@ async def _livekit_session(collector: LiveKitCollector) -> None:
 def run_livekit_session(sink, session_id: str, tenant_id: str) -> LiveKitCollector:
     """Two user turns (two LLM replies, each spoken), one recognition, one false interruption."""
     collector = LiveKitCollector(sink, tenant_id=tenant_id, session_id=session_id)
-    asyncio.run(_livekit_session(collector))
+    run_bounded(_livekit_session(collector))
     return collector
 
 
@@ -240,7 +241,7 @@ def run_pipecat_pipeline(sink, session_id: str, tenant_id: str) -> PipecatCollec
     ]
     pipeline = Pipeline([FakePipecatSTT(), FakePipecatLLM(), FakePipecatTTS()])
     params = PipelineParams(enable_metrics=True, enable_usage_metrics=True)
-    asyncio.run(
+    run_bounded(
         run_test(pipeline, frames_to_send=frames, observers=[collector], pipeline_params=params)
     )
     return collector

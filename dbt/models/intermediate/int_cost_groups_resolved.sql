@@ -21,13 +21,15 @@ usage_groups as (
     group by session_id, component, provider
 ),
 
--- A reported amount without an FX rate cannot stand in for anything: NULL, as if not reported.
+-- A reported amount without an FX rate cannot stand in for anything: NULL, as if not reported;
+-- such a report is held (SPEC 9) and counted where the group's cost waited on it.
 reported_groups as (
     select
         session_id,
         component,
         provider,
         case when count(*) = count(amount) then sum(amount) end as reported_amount,
+        count(*) - count(amount) as held_report_count,
     from reported_costs
     group by session_id, component, provider
 ),
@@ -41,6 +43,7 @@ groups as (
         usage_groups.usage_amount,
         coalesce(usage_groups.unpriced_usage_event_count, 0) as unpriced_usage_event_count,
         reported_groups.reported_amount,
+        coalesce(reported_groups.held_report_count, 0) as held_report_count,
     from usage_groups
     full outer join reported_groups
         on usage_groups.session_id = reported_groups.session_id
@@ -74,8 +77,12 @@ final as (
         {{ money(
             "case cost_source when 'reported' then reported_amount "
             ~ "else coalesce(usage_amount, 0) end") }} as cost,
-        case when cost_source = 'unpriced' then unpriced_usage_event_count else 0 end
-            as unpriced_usage_event_count,
+        -- A held report whose group is unpriced counts as the unpriced usage it stood for, so
+        -- that the session says its cost is incomplete (has_unpriced_usage).
+        case
+            when cost_source = 'unpriced' then unpriced_usage_event_count + held_report_count
+            else 0
+        end as unpriced_usage_event_count,
     from resolved
 )
 

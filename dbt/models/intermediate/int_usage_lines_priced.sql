@@ -15,111 +15,31 @@ fx_rates as (
     select * from {{ ref('stg_reference__fx_rates') }}
 ),
 
-provider_aliases as (
-    select * from {{ ref('stg_reference__provider_aliases') }}
-),
-
-model_aliases as (
-    select * from {{ ref('stg_reference__model_aliases') }}
-),
-
--- SPEC 4: names match case-insensitively; the loader refuses two spellings of one name.
-card_providers as (
-    select
-        lower(provider) as provider_key,
-        min(provider) as provider,
-    from rate_card
-    group by lower(provider)
-),
-
-card_models as (
-    select
-        provider,
-        lower(model) as model_key,
-        min(model) as model,
-    from rate_card
-    group by provider, lower(model)
-),
-
--- SPEC 4: the names a line carries resolved to the rate card's, before the match, so that an
--- alias re-prices. (1) The provider: its alias, else the rate card's spelling, else as seen.
--- (2) LiveKit Inference: a gateway provider (var inference_gateways) whose model reads
--- `provider/model[:option]` is that provider, resolved as in (1), and that model. (3) The model:
--- its alias for that provider, else the rate card's spelling, else as seen.
--- ledger.reference.ReferenceData.resolve_name is the same rule for `ledger rates`.
-outer_named as (
-    select
-        usage_lines.*,
-        coalesce(provider_aliases.provider, card_providers.provider, usage_lines.provider)
-            as outer_provider,
-    from usage_lines
-    left join provider_aliases on lower(usage_lines.provider) = provider_aliases.seen_key
-    left join card_providers on lower(usage_lines.provider) = card_providers.provider_key
-),
-
-gateway_split as (
-    select
-        *,
-        case
-            when
-                lower(outer_provider)
-                -- the rendered list of gateways is as long as the var makes it
-                in ('{{ var("inference_gateways") | join("', '") }}')  -- noqa: LT05
-                and instr(model, '/') > 0
-                then split_part(model, '/', 1)
-        end as inner_provider,
-    from outer_named
-),
-
-provider_named as (
-    select
-        gateway_split.*,
-        case
-            when gateway_split.inner_provider is null then gateway_split.outer_provider
-            else coalesce(
-                inner_aliases.provider, inner_card.provider, gateway_split.inner_provider
-            )
-        end as named_provider,
-        case
-            when gateway_split.inner_provider is null then gateway_split.model
-            else split_part(
-                substring(gateway_split.model, instr(gateway_split.model, '/') + 1), ':', 1
-            )
-        end as provider_model,
-    from gateway_split
-    left join provider_aliases as inner_aliases
-        on lower(gateway_split.inner_provider) = inner_aliases.seen_key
-    left join card_providers as inner_card
-        on lower(gateway_split.inner_provider) = inner_card.provider_key
-),
+-- SPEC 4: the names a line carries resolved to the rate card's before the match, so that an
+-- alias re-prices.
+{{ rate_card_names('usage_lines', 'named_lines') }},
 
 named as (
     select
-        provider_named.event_id,
-        provider_named.source,
-        provider_named.session_id,
-        provider_named.tenant_id,
-        provider_named.occurred_at,
-        provider_named.component,
-        provider_named.provider as seen_provider,
-        provider_named.model as seen_model,
-        provider_named.named_provider as provider,
-        coalesce(model_aliases.model, card_models.model, provider_named.provider_model) as model,
-        provider_named.turn_index,
-        provider_named.phase,
-        provider_named.route,
-        provider_named.meter,
-        provider_named.quantity,
-        provider_named.is_cache_hit,
-        provider_named.savings_reference_meter,
-        provider_named.billed_quantity,
-    from provider_named
-    left join model_aliases
-        on provider_named.named_provider = model_aliases.provider
-        and lower(provider_named.provider_model) = model_aliases.seen_key
-    left join card_models
-        on provider_named.named_provider = card_models.provider
-        and lower(provider_named.provider_model) = card_models.model_key
+        event_id,
+        source,
+        session_id,
+        tenant_id,
+        occurred_at,
+        component,
+        provider as seen_provider,
+        model as seen_model,
+        named_provider as provider,
+        named_model as model,
+        meter,
+        quantity,
+        billed_quantity,
+        is_cache_hit,
+        savings_reference_meter,
+        turn_index,
+        phase,
+        route,
+    from named_lines
 ),
 
 -- SPEC 4: the rate row in effect at occurred_at, windows half-open [effective_from, effective_to).

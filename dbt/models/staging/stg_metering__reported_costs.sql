@@ -32,6 +32,9 @@ final as (
         item,
         {{ money('amount') }} as amount,
         currency,
+        -- Where it came from, so that a report the ledger cannot use is named by file and line.
+        file_id,
+        line_number,
     from reported
     where coalesce(revision, 0) = latest_revision
 )

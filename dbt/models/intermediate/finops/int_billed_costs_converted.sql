@@ -67,13 +67,17 @@ reported as (
     select * from reported_imports
 ),
 
+-- Named like the priced usage they are compared with (SPEC 9, 10), so that a bill meets its
+-- usage's provider and model however it spells them.
+{{ rate_card_names('reported', 'named') }},
+
 with_fx as (
     select
-        reported.*,
+        named.*,
         fx.fx_rate as listed_fx_rate,
-    from reported
-    {{ asof_left_join('fx_rates', 'fx', 'reported.reported_currency = fx.currency',
-        'reported.usage_date', 'rate_date', 'currency') }}
+    from named
+    {{ asof_left_join('fx_rates', 'fx', 'named.reported_currency = fx.currency',
+        'named.usage_date', 'rate_date', 'currency') }}
 ),
 
 final as (
@@ -84,9 +88,11 @@ final as (
         session_id,
         occurred_at,
         usage_date,
-        provider,
+        named_provider as provider,
         component,
-        model,
+        named_model as model,
+        provider as seen_provider,
+        model as seen_model,
         turn_index,
         item,
         reported_amount,

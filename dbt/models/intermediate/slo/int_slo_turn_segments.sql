@@ -1,5 +1,5 @@
 -- SPEC 13: every measured turn segment (and first audio) of the last SLO window, with the
--- profile and objective of its SLO and its age at the evaluation instant.
+-- profile and objective of its SLO and its age at its tenant's evaluation instant.
 {%- set longest_rule = var('burn_rate_rules') | map(attribute='long_seconds') | max -%}
 {%- set horizon_seconds = [var('slo_window_days') * 86400, longest_rule] | max %}
 with
@@ -15,10 +15,26 @@ measured as (
     where not is_replay and duration_ms is not null
 ),
 
--- The evaluation instant: the newest measured turn. On live data that is now; on a recorded month
--- it is where the month ends, so the windows always hold data.
+ingested_files as (
+    select * from {{ source('raw', 'ingested_files') }}
+),
+
+newest_ingest as (
+    select max(ingested_at) as ingested_at from ingested_files
+),
+
+-- The evaluation instant, per tenant (SPEC 13): the tenant's newest measured turn, never later
+-- than the newest ingest. On live data that is now; on a recorded month it is where the month
+-- ends, so the windows always hold data. Per tenant, so that one tenant's traffic (or one
+-- device's clock) never moves another tenant's windows and silences its alerts. (`least` skips
+-- the NULL of a warehouse with no ingested file.)
 evaluated_at as (
-    select max(turn_started_at) as evaluated_at from measured
+    select
+        measured.tenant_id,
+        least(max(measured.turn_started_at), max(newest_ingest.ingested_at)) as evaluated_at,
+    from measured
+    cross join newest_ingest
+    group by measured.tenant_id
 ),
 
 aged as (
@@ -38,7 +54,8 @@ aged as (
         epoch_us(evaluated_at.evaluated_at) - epoch_us(measured.turn_started_at) as age_us,
         measured.is_over_budget as is_bad,
     from measured
-    cross join evaluated_at
+    inner join evaluated_at
+        on measured.tenant_id = evaluated_at.tenant_id
 ),
 
 final as (

@@ -1,5 +1,8 @@
 -- SPEC 13: each owner team's SLOs over every tenant (per profile and segment): what the team is
--- answerable for as a whole, next to fct_latency_slo's per-tenant rows.
+-- answerable for as a whole, next to fct_latency_slo's per-tenant rows. Each tenant's turns are
+-- judged against its own objective: the team's error budget is the sum of its tenants' budgets
+-- (never the loosest objective over every tenant's turns), and `objective` is the one its tenants
+-- share, NULL when they differ.
 with
 
 slos as (
@@ -12,7 +15,8 @@ counted as (
         profile,
         segment,
         min(segment_order) as segment_order,
-        min(objective) as objective,
+        case when min(objective) = max(objective) then min(objective) end as objective,
+        sum(error_budget_turns) as error_budget_turns,
         min(evaluated_at) as evaluated_at,
         count(*) as tenants,
         -- BIGINT on both engines (DuckDB's sum of BIGINT is HUGEINT): the contract names one.
@@ -37,7 +41,7 @@ final as (
         tenants_missing_objective,
         turns,
         bad_turns,
-        {{ slo_figures('turns', 'bad_turns', 'objective') }},
+        {{ budget_slo_figures('turns', 'bad_turns', 'error_budget_turns') }},
     from counted
 )
 

@@ -1,7 +1,7 @@
 """Refresh cost against history (issue 11): one new day on top of 30 and of 365 days of history at
 the same daily volume, each a `ledger build` after the new day's files land.
 
-    python -m ledger.commands.bench_refresh [--sessions-per-day 2] [--tenants 2] [--repeats 2]
+    python -m benchmarks.refresh [--sessions-per-day 2] [--tenants 2] [--repeats 2]
         [--engine duckdb|spark]
 
 `make bench` runs it after the ingest figures (`--refresh-sessions-per-day`). The traffic is

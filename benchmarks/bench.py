@@ -1,6 +1,6 @@
 """`make bench`: ingest throughput against a bare DuckDB read of the same files, and build time.
 
-    python -m ledger.commands.bench [--sessions-per-day 500] [--format jsonl] [--skip-build] [--memory-mb 1024]
+    python -m benchmarks.bench [--sessions-per-day 500] [--format jsonl] [--skip-build] [--memory-mb 1024]
 
 Simulates (once, cached under data/bench/) about 5 million events, then in one run:
 1. a bare `select count(*) from read_json(...)` (or `read_parquet`) over all the files;
@@ -549,7 +549,7 @@ def main() -> None:
     if args.boards_only:
         settings = Settings.from_env({"LEDGER_HOME": str(args.home)})
         if not settings.published_path.exists():
-            raise SystemExit("no bench home built yet: run `python -m ledger.commands.bench` first")
+            raise SystemExit("no bench home built yet: run `python -m benchmarks.bench` first")
         figures = {
             **publish_times(settings),
             **board_render_times(settings, args.board_runs),
@@ -575,7 +575,7 @@ def main() -> None:
             replay_bench(args.replay_scale, args.replay_sessions_per_day, args.replay_days)
         )
     if args.refresh_sessions_per_day:
-        from ledger.commands import bench_refresh
+        from benchmarks import refresh as bench_refresh
 
         figures.update(bench_refresh.run(args.refresh_sessions_per_day, tenants=5))
     (BENCH_DIR / "last_run.json").write_text(json.dumps(figures, indent=2))

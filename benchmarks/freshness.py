@@ -1,7 +1,7 @@
 """Freshness under steady load (SPEC 14): the time from the collector's `202` to the batch being
 visible in the published copy, with everything running as `ledger up` runs it.
 
-    python -m ledger.commands.bench_freshness [--rate 100] [--minutes 10] [--batch 50]
+    python -m benchmarks.freshness [--rate 100] [--minutes 10] [--batch 50]
 
 1. A base home (`--tenants`, `--days` of simulated traffic) is built once with `ledger build`, so
    the builds under load are incremental, as in production (cached under data/bench/).
