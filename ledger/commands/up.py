@@ -41,6 +41,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import IO
 
+from ledger.alerts.routing import router_for
 from ledger.core.child_process import ends_with_this_process
 from ledger.core.home_lock import HomeLocked, home_lock
 from ledger.core.settings import REPO_ROOT, Settings
@@ -444,6 +445,10 @@ def up(
         prepare_instance(settings)
         if collector_config is None:
             echo("collector not started: no credentials file (--collector-config)")
+        # Said at start, not only by the first build that has an alert for it: the alerts of a
+        # destination that cannot be used are kept until it is fixed, the others go out.
+        for unusable in router_for(settings, echo=None).unusable:
+            echo(f"alerts: {unusable}; its alerts are kept until it is fixed")
         supervisor = Supervisor(settings, services, ports, echo)
 
         def _stop(signum: int, frame: object) -> None:

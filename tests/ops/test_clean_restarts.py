@@ -44,11 +44,19 @@ def test_a_port_whose_server_closed_its_connections_is_free(tmp_path: Path) -> N
 
 
 def test_ledger_up_starts_again_at_once_after_a_clean_stop(tmp_path: Path) -> None:
-    up = LedgerUp(Settings(home=tmp_path / "home"))
+    # (an owner team's webhook that cannot be used is said at start; the others would go on)
+    owners = {"LEDGER_OWNER_WEBHOOKS": "audio=ftp://hooks.example.com/s3cret"}
+    up = LedgerUp(Settings(home=tmp_path / "home"), owners)
     with up.started():
         # (every /healthz answered closes from the server's side: TIME_WAIT on its port)
         code, output = up.stop()
     assert code == 0, output
+    assert (
+        "alerts: LEDGER_OWNER_WEBHOOKS entry 'audio' must be an http:// or https:// URL (it has "
+        "scheme 'ftp'; the URL is not shown, it holds the webhook's secret); its alerts are kept "
+        "until it is fixed\n"
+    ) in output
+    assert "s3cret" not in output
     assert up.ports["pipeline"] in _closing_on(set(up.ports.values()))
 
     with up.started():  # the same ports, at once
