@@ -13,6 +13,7 @@ from dagster import (
 )
 
 from dagster_project.defs.budget_alerts import budget_alerts_asset
+from dagster_project.defs.build_outcome import build_outcome_hooks
 from dagster_project.defs.experience_checks import build_experience_checks
 from dagster_project.defs.ingest import landing_sensor_for, raw_events
 from dagster_project.defs.ledger_dbt import build_dbt_assets, dbt_resource, prepare_manifest
@@ -39,6 +40,7 @@ def load_definitions() -> Definitions:
             "Ingest new landing files, reload reference data, plan the refresh, dbt build, "
             "publish the marts, commit the refresh."
         ),
+        hooks=build_outcome_hooks(published_marts.op.name),
     )
     operation_jobs, operation_schedules, freshness_checks = operations_definitions()
     return Definitions(

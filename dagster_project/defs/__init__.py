@@ -2,6 +2,7 @@
 
 The modules not named above:
 
+- `build_outcome`: the build's outcome recorded in the home as its steps end (job hooks).
 - `budget_alerts`: operating the budgets (SPEC 13) on every refresh.
 - `experience_checks`: asset checks on the experience marts: operational rules that warn rather than
   fail a build.

@@ -20,6 +20,7 @@ Slow and idle connections are closed and concurrent ones capped (`ConnectionLimi
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import re
@@ -235,6 +236,18 @@ def _refuse_long_lines(lines: list[str], limit: int) -> None:
             )
 
 
+def _not_stored(source: str, exc: OSError) -> RequestRefused:
+    """A batch the landing folder could not take (a full disk, a failing one): nothing of it was
+    kept (`write_landing_file` removes its temporary) nor acknowledged, so its client sends it
+    again. One log line each, not a traceback: a full disk refuses every batch."""
+    why = exc.strerror or type(exc).__name__
+    log.error("a batch of %s was not stored: %s", source, why)
+    status = 507 if exc.errno == errno.ENOSPC else 503
+    return RequestRefused(
+        status, "not_stored", f"the batch could not be stored ({why}); send it again later"
+    )
+
+
 def _store(landing_dir: Path, source: str, lines: list[str]) -> Path:
     now = datetime.now(UTC)
     slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", source)
@@ -265,7 +278,10 @@ def create_app(config: CollectorConfig) -> Starlette:
 
     async def accept(source: str, lines: list[str], arrived: float) -> JSONResponse:
         _refuse_long_lines(lines, config.max_line_bytes)
-        path = await run_in_threadpool(_store, config.landing_dir, source, lines)
+        try:
+            path = await run_in_threadpool(_store, config.landing_dir, source, lines)
+        except OSError as exc:
+            raise _not_stored(source, exc) from None
         metrics.accepted(source, lines, time.perf_counter() - arrived)
         stored = path.relative_to(config.landing_dir).as_posix()
         # The source tells an HttpSink which source its token stands for (its spill files use it).

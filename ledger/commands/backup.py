@@ -9,7 +9,8 @@ A backup holds what no build can make again:
 | `reference/`             | the reference data in effect (`LEDGER_REFERENCE_DIR`)      |
 | `reports/`               | the weekly reviews, the archive of every version sent among them |
 | `alerts/`, `access.yaml` | the alert file sink, the boards' access file (when present) |
-| `BACKUP.json`            | when, from where, and the counts a restore checks         |
+| `landing/`               | every landing file: what the collector acknowledged and no ingest has read yet is only there (its `rejected/` batches too; never a writer's unfinished temporary) |
+| `BACKUP.json`            | when, from where, the counts, and every file's size and SHA-256 |
 
 The marts, the published copy and the reference tables are left out: `ledger build` after a
 restore makes them again from the above (the marts are missing, so it is a full refresh). The
@@ -17,11 +18,16 @@ collector's credentials file and every secret stay out of backups: they live in 
 environment or a secret file (SPEC 12).
 
 Both hold the home's run lock throughout: no ingest, build or publish changes the warehouse
-half-way through a backup, and nothing runs on a home while it is restored.
+half-way through a backup, and nothing runs on a home while it is restored. The collector goes on
+receiving meanwhile: every batch it acknowledged (`202`) before the backup started is in the
+landing folder, so in the backup, and the ingest after a restore reads each file once (the raw
+manifest knows the ones already in). A restore first checks every file against the manifest and
+refuses, in one line and before writing anything, a backup that does not match it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from dataclasses import dataclass
@@ -31,14 +37,18 @@ from pathlib import Path
 import duckdb
 
 from ledger.core.home_lock import home_lock
+from ledger.core.landing import is_open_file
 from ledger.core.settings import Settings
 from ledger.core.sql import literal
+from ledger.ingest.files import is_landing_file
 from ledger.warehouse import connect, ensure_raw_schema, raw_root
 
 # The schemas of the warehouse that no build writes: copied table by table.
 KEPT_SCHEMAS = ("raw", "ops", "imports")
 MANIFEST = "BACKUP.json"
-FORMAT = 1
+# Format 2 lists every file with its checksum; a format 1 backup (without) is checked by its counts.
+FORMAT = 2
+READABLE_FORMATS = (1, 2)
 
 
 class BackupError(RuntimeError):
@@ -51,11 +61,12 @@ class BackupSummary:
     tables: int
     event_files: int
     events: int
+    landing_files: int = 0
 
     def line(self, verb: str) -> str:
         return (
             f"{verb} {self.path}: {self.tables} tables, {self.event_files} raw event files "
-            f"({self.events:,} events)"
+            f"({self.events:,} events), {self.landing_files} landing files"
         )
 
 
@@ -117,6 +128,56 @@ def _copy_files(pairs: list[tuple[Path, Path]]) -> None:
             shutil.copy2(source, target)
 
 
+def _landing_files(landing: Path) -> list[Path]:
+    """Every landing file under `landing`, relative to it: the ingest's (`rejected/` too) and a
+    file sink's open file, never a writer's temporary (not acknowledged) nor a link."""
+    if not landing.is_dir():
+        return []
+    return sorted(
+        path.relative_to(landing)
+        for path in landing.rglob("*")
+        if not path.is_symlink() and (is_landing_file(path) or is_open_file(path))
+    )
+
+
+def _sha256(path: Path) -> str:
+    with path.open("rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def _files_of(folder: Path) -> dict[str, Path]:
+    """Every file under `folder` but the manifest, by its path relative to `folder`."""
+    return {
+        path.relative_to(folder).as_posix(): path
+        for path in sorted(folder.rglob("*"))
+        if path.is_file() and path.name != MANIFEST
+    }
+
+
+def _checksums(folder: Path) -> dict[str, dict[str, object]]:
+    return {
+        name: {"bytes": path.stat().st_size, "sha256": _sha256(path)}
+        for name, path in _files_of(folder).items()
+    }
+
+
+def _mismatches(source: Path, listed: dict[str, dict[str, object]]) -> list[str]:
+    """How the files in `source` differ from the manifest's list (empty: they match)."""
+    found = _files_of(source)
+    problems = []
+    for name in sorted(set(listed) | set(found)):
+        if name not in found:
+            problems.append(f"{name} is missing")
+        elif name not in listed:
+            problems.append(f"{name} is not in its manifest")
+        elif (found[name].stat().st_size, _sha256(found[name])) != (
+            listed[name]["bytes"],
+            listed[name]["sha256"],
+        ):
+            problems.append(f"{name} differs from its checksum")
+    return problems
+
+
 def backup(settings: Settings, dest: Path) -> BackupSummary:
     """Write the backup of `settings.home` into `dest` (a new or empty folder)."""
     dest = dest.resolve()
@@ -144,7 +205,10 @@ def backup(settings: Settings, dest: Path) -> BackupSummary:
                 (settings.access_path, dest / "access.yaml"),
             ]
         )
-        summary = BackupSummary(dest, tables, len(files), int(events))
+        # After the warehouse: a batch the ingest took in meanwhile is in both, read once.
+        landing = _landing_files(settings.landing_dir)
+        _copy_files([(settings.landing_dir / name, dest / "landing" / name) for name in landing])
+        summary = BackupSummary(dest, tables, len(files), int(events), len(landing))
         manifest = {
             "format": FORMAT,
             "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -152,6 +216,8 @@ def backup(settings: Settings, dest: Path) -> BackupSummary:
             "tables": tables,
             "event_files": len(files),
             "events": int(events),
+            "landing_files": len(landing),
+            "files": _checksums(dest),
         }
         (dest / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return summary
@@ -172,8 +238,13 @@ def restore(settings: Settings, source: Path) -> BackupSummary:
         manifest = json.loads((source / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise BackupError(f"{source} is not a ledger backup (no readable {MANIFEST})") from exc
-    if manifest.get("format") != FORMAT:
+    if manifest.get("format") not in READABLE_FORMATS:
         raise BackupError(f"{source}: backup format {manifest.get('format')!r} is not {FORMAT}")
+    if "files" in manifest and (problems := _mismatches(source, manifest["files"])):
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise BackupError(
+            f"{source} does not match its manifest: {problems[0]}{more}; nothing was restored"
+        )
     if settings.warehouse_path.exists():
         raise BackupError(
             f"{settings.home} already has a warehouse: restore into a new home (LEDGER_HOME)"
@@ -202,6 +273,8 @@ def restore(settings: Settings, source: Path) -> BackupSummary:
                 (source / "reports", settings.reports_dir),
                 (source / "alerts", settings.alerts_dir),
                 (source / "access.yaml", settings.home / "access.yaml"),
+                (source / "landing", settings.landing_dir),
             ]
         )
-    return BackupSummary(settings.home, tables, files, int(events))
+    landing = manifest.get("landing_files", 0)
+    return BackupSummary(settings.home, tables, files, int(events), landing)

@@ -14,6 +14,7 @@ import sys
 import threading
 from pathlib import Path
 
+from ledger.core.child_process import ends_with_this_process
 from ledger.core.settings import ENVIRONMENT, REPO_ROOT, Settings
 from ledger.serving.access_file import AccessConfig, AccessError, load_access
 
@@ -149,8 +150,12 @@ def serve(settings: Settings, port: int, address: str = LOCALHOST) -> None:
     else:
         signin = f"sign-in {config.mode}, {len(config.users)} readers in {settings.access_path}"
     print(f"Boards: http://{host}:{port}  ({signin}; Ctrl-C to stop)", flush=True)
+    # Killed itself (SIGKILL, a supervisor's restart), this process takes the server with it:
+    # an orphan would hold the port against the next `ledger serve`.
     server = subprocess.Popen(
-        streamlit_command(port, address=address), env=boards_environment(settings)
+        streamlit_command(port, address=address),
+        env=boards_environment(settings),
+        preexec_fn=ends_with_this_process(),
     )
     if threading.current_thread() is threading.main_thread():
         # `kill <pid>` of this process stops the server too, as Ctrl-C does.

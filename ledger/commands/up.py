@@ -8,6 +8,10 @@
 | `boards`    | `ledger serve`: the Streamlit boards  | 127.0.0.1:8501   | `/_stcore/health`   |
 | `pipeline`  | this process: health and pipeline metrics | 127.0.0.1:9108 | `/healthz`, `/metrics` |
 
+`/healthz` is degraded (503) when a service is down, the last build failed
+(ledger/pipeline/build_record.py), acknowledged data waits too long for a publication or an alert
+notification is not delivered yet.
+
 The Dagster instance is persistent, under `$LEDGER_HOME/dagster` (ledger/commands/instance.py).
 Each child writes its own log file under `$LEDGER_HOME/logs/`, runs in a process group of its own
 (a daemon's run workers and the boards' Streamlit server stop with it) and is started again, after
@@ -31,11 +35,14 @@ import time
 import urllib.request
 from collections.abc import Callable
 from contextlib import suppress
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import IO
 
+from ledger.alerts.routing import router_for
+from ledger.core.child_process import ends_with_this_process
 from ledger.core.home_lock import HomeLocked, home_lock
 from ledger.core.settings import REPO_ROOT, Settings
 
@@ -45,6 +52,12 @@ UP_LOCK = ".ledger-up.lock"
 RESTART_PAUSE, RESTART_PAUSE_MAX = 2.0, 60.0
 # How long the children have to stop on SIGTERM before they are killed.
 STOP_GRACE_SECONDS = 30.0
+# A client of the pipeline port that sends nothing for this long is disconnected: a slow or idle
+# connection must not hold a thread of the health server forever.
+CLIENT_TIMEOUT_SECONDS = 10.0
+# A landing file waiting this long for a publication makes `/healthz` degraded: the sensor starts
+# a build within a minute of it, and a build publishes it within minutes.
+STALE_AFTER_SECONDS = 15 * 60
 
 
 class UpRefused(RuntimeError):
@@ -141,7 +154,11 @@ def plan_services(settings: Settings, ports: Ports, collector_config: Path | Non
 
 
 def port_taken(host: str, port: int) -> bool:
+    """Whether a program listens on `host`:`port`. Connections a stopped server left closing
+    (TIME_WAIT, about a minute) do not count: the servers bind with SO_REUSEADDR, so the probe
+    does too."""
     with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind((host, port))
         except OSError:
@@ -200,27 +217,6 @@ def child_environment(settings: Settings) -> dict[str, str]:
     }
 
 
-def _libc_prctl() -> Callable[..., int] | None:
-    with suppress(OSError, AttributeError):
-        import ctypes
-
-        return ctypes.CDLL(None, use_errno=True).prctl
-    return None
-
-
-# Looked up once here: the child between fork and exec must not import or load anything (the
-# health server's thread may hold a lock the fork copied).
-_PRCTL = _libc_prctl()
-PR_SET_PDEATHSIG = 1
-
-
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
-    # A killed supervisor (SIGKILL, OOM) must not leave its children serving on: Linux sends
-    # them SIGTERM when it dies. Elsewhere, they are left to the operator.
-    if _PRCTL is not None:
-        _PRCTL(PR_SET_PDEATHSIG, signal.SIGTERM)
-
-
 class Supervisor:
     def __init__(
         self,
@@ -251,7 +247,7 @@ class Supervisor:
             stdout=service.log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            preexec_fn=_die_with_parent,
+            preexec_fn=ends_with_this_process(),
         )
         service.started_at = time.monotonic()
 
@@ -298,17 +294,25 @@ class Supervisor:
     # ---- health -------------------------------------------------------------------------------
 
     def health(self) -> dict:
-        """Each service: running (and answering its health address, when it has one)."""
+        """Each service: running (and answering its health address, when it has one); the last
+        build's outcome, and whether acknowledged data waits too long for a publication."""
         report = {}
         for service in self.services:
             running = service.process is not None and service.process.poll() is None
             entry = {"running": running, "restarts": service.restarts}
             if running and service.address is not None:
                 entry["url"] = service.url
-                entry["answering"] = _answers(service.url + service.health_path)
+                entry["answering"] = answers(service.url + service.health_path)
             report[service.name] = entry
         healthy = all(e["running"] and e.get("answering", True) for e in report.values())
-        return {"status": "ok" if healthy else "degraded", "services": report}
+        pipeline = pipeline_health(self.settings)
+        healthy = (
+            healthy
+            and not pipeline["build_failed"]
+            and not pipeline["data"]["stale"]
+            and not any(pipeline["undelivered_notifications"].values())
+        )
+        return {"status": "ok" if healthy else "degraded", "services": report, **pipeline}
 
     def serve_health(self) -> None:
         from ledger.commands.pipeline_metrics import metrics_text
@@ -316,6 +320,8 @@ class Supervisor:
         supervisor = self
 
         class Handler(BaseHTTPRequestHandler):
+            timeout = CLIENT_TIMEOUT_SECONDS  # each connection's socket
+
             def do_GET(self) -> None:
                 if self.path == "/healthz":
                     report = supervisor.health()
@@ -363,7 +369,55 @@ class Supervisor:
             self.echo("stopped")
 
 
-def _answers(url: str) -> bool:
+def pipeline_health(settings: Settings, now: float | None = None) -> dict:
+    """The last build (failed or not, and why), the data (stale when a landing file written
+    after the last publication has waited more than STALE_AFTER_SECONDS; `now`: Unix time) and
+    the alert notifications not delivered yet, per kind, as of the last alert run."""
+    from ledger.alerts.store import read_undelivered
+    from ledger.ingest.files import oldest_landing_file_after
+    from ledger.pipeline.build_record import last_build
+
+    now = time.time() if now is None else now
+    build = last_build(settings.home)
+    published = _published_at(settings)
+    waiting = (
+        oldest_landing_file_after(settings.landing_dir, published or 0.0)
+        if settings.landing_dir.is_dir()
+        else None
+    )
+    return {
+        "build_failed": build is not None and not build.succeeded,
+        "last_build": None if build is None else asdict(build),
+        "data": {
+            "stale": waiting is not None and now - waiting > STALE_AFTER_SECONDS,
+            "published_at": _iso(published),
+            "oldest_unpublished_file_at": _iso(waiting),
+        },
+        "undelivered_notifications": read_undelivered(settings.alerts_dir) or {},
+    }
+
+
+def _published_at(settings: Settings) -> float | None:
+    """When the published copy was written (Unix time); None without a readable one."""
+    import duckdb
+
+    from ledger.serving.published_copy import NotPublishedError, open_published
+
+    try:
+        with open_published(settings) as con:
+            (published_at,) = con.execute("select published_at from publication").fetchone()
+    except (NotPublishedError, duckdb.Error):
+        return None
+    return published_at.replace(tzinfo=UTC).timestamp()  # kept as naive UTC
+
+
+def _iso(moment: float | None) -> str | None:
+    if moment is None:
+        return None
+    return datetime.fromtimestamp(moment, UTC).isoformat(timespec="seconds")
+
+
+def answers(url: str) -> bool:
     try:
         with urllib.request.urlopen(url, timeout=2) as response:
             return response.status == 200
@@ -391,6 +445,10 @@ def up(
         prepare_instance(settings)
         if collector_config is None:
             echo("collector not started: no credentials file (--collector-config)")
+        # Said at start, not only by the first build that has an alert for it: the alerts of a
+        # destination that cannot be used are kept until it is fixed, the others go out.
+        for unusable in router_for(settings, echo=None).unusable:
+            echo(f"alerts: {unusable}; its alerts are kept until it is fixed")
         supervisor = Supervisor(settings, services, ports, echo)
 
         def _stop(signum: int, frame: object) -> None:

@@ -7,6 +7,8 @@ atomic replace, the one way a file is written so that a crash leaves the old or 
 
 The modules not named above:
 
+- `child_process`: children that end with their parent (a killed supervisor or `ledger serve`
+  leaves no server holding its port).
 - `home_lock`: one run at a time per home (SPEC 12): ingest, build, recover and publish take
   `home/.ledger.lock`.
 - `landing`: the landing folder's writer convention, shared by the writers (ledger/collect) and the

@@ -11,6 +11,7 @@ never half of one (POSIX: a rename is atomic, and the folder entry is data of th
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -67,3 +68,23 @@ def write_text_atomically(path: Path, text: str) -> None:
             out.write(text)
 
     write_atomically(path, write)
+
+
+# How the operating system, and DuckDB quoting it, say a write found no room.
+_NO_SPACE = "No space left on device"
+
+
+def disk_full_message(exc: BaseException) -> str | None:
+    """One line for a write that failed for want of space (an OSError ENOSPC, or DuckDB's error
+    quoting it), or None when `exc` is not that. Every write here leaves the old file or the new
+    one and every ingest or build is a transaction, so the line says only what to do."""
+    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+        where = f" writing {exc.filename}" if exc.filename else ""
+    elif not isinstance(exc, OSError) and _NO_SPACE in str(exc):
+        where = ""
+    else:
+        return None
+    return (
+        f"the disk is full ({_NO_SPACE}{where}): nothing was half-written; free some space and "
+        "run the command again"
+    )

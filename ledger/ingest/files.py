@@ -7,6 +7,7 @@ import hashlib
 import logging
 import os
 from collections.abc import Callable, Iterator
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -136,6 +137,24 @@ def _walk(folder: Path, refuse: Callable[[Path, str], None]) -> list[Path]:
                 else:
                     found.append(path.resolve())
     return sorted(found)
+
+
+def oldest_landing_file_after(landing: Path, after: float) -> float | None:
+    """The modification time of the oldest landing file under `landing` written after `after`
+    (Unix time), without touching any file (`discover` recovers a dead writer's files); None when
+    there is none. Folders named `rejected` are not searched."""
+    oldest = None
+    for current, dirs, files in os.walk(landing, followlinks=False):
+        dirs[:] = [d for d in dirs if d != REJECTED_FOLDER]
+        for name in files:
+            path = Path(current) / name
+            if not is_landing_file(path):
+                continue
+            with suppress(FileNotFoundError):  # ingested and moved, or removed, meanwhile
+                written = path.stat().st_mtime
+                if written > after and (oldest is None or written < oldest):
+                    oldest = written
+    return oldest
 
 
 def content_sha256(path: Path) -> str:

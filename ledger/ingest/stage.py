@@ -322,6 +322,8 @@ def _too_long(
             "quarantine_reason": pa.array([LINE_TOO_LONG] * len(lines)),
             "quarantine_detail": pa.array([line.detail(max_line_bytes) for line in lines]),
             "raw_text": pa.array([line.head for line in lines]),
+            # not a valid line, whatever its first bytes say
+            "payload_hash": pa.nulls(len(lines)),
         }
         for name, values in replaced.items():
             column = rows[name]
@@ -329,12 +331,6 @@ def _too_long(
             rows = rows.set_column(
                 rows.schema.get_field_index(name), name, pc.if_else(mask, value, column)
             )
-        column = rows["payload_hash"]  # not a valid line, whatever its first bytes say
-        rows = rows.set_column(
-            rows.schema.get_field_index("payload_hash"),
-            "payload_hash",
-            pc.if_else(mask, pa.nulls(len(column), column.type), column),
-        )
     return rows
 
 

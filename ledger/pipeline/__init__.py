@@ -7,6 +7,7 @@ orchestrator (dagster_project/) runs these steps; nothing here imports it.
 
 The modules not named above:
 
+- `build_record`: the last build's outcome, kept in the home for `ledger up`'s `/healthz`.
 - `dbt_manifest`: the models of the last build, as dbt's manifest describes them.
 - `publish_leftovers`: what a killed publish leaves behind, and the lock that keeps two publishes
   apart.

@@ -1,6 +1,7 @@
 """Alert destinations fail one at a time (issue 39): an owner team's webhook URL that cannot be
 used is named (variable and entry) and its alerts are kept for it, while every other team is
-paged; what is not delivered is printed by the build's alert step and counted in `/metrics`.
+paged; what is not delivered is printed by the build's alert step, counted in `/metrics` and
+reflected in `ledger up`'s `/healthz`.
 
 Three latency SLOs burn at once in a hand-made published copy (the build's marts are not needed
 to route), each owned by another team; the teams' receivers are real HTTP servers on 127.0.0.1.
@@ -15,6 +16,7 @@ import duckdb
 
 from ledger.alerts.budgets import run_budget_alerts
 from ledger.commands.pipeline_metrics import metrics_text
+from ledger.commands.up import pipeline_health
 from ledger.core.settings import Settings
 from tests.support.receivers import receivers
 
@@ -109,6 +111,7 @@ def test_one_malformed_owner_url_keeps_its_alerts_and_every_other_team_is_paged(
             'ledger_pipeline_undelivered_notifications{kind="slo_burn"} 1.0',
             'ledger_pipeline_scrape_errors{part="alerts"} 0.0',
         ]
+        assert pipeline_health(settings)["undelivered_notifications"] == {"slo_burn": 1}
 
         # The URL fixed, the next run delivers the page it kept; the others are not sent twice.
         fixed = Settings.from_env(
@@ -128,3 +131,4 @@ def test_one_malformed_owner_url_keeps_its_alerts_and_every_other_team_is_paged(
             'ledger_pipeline_undelivered_notifications{kind="slo_burn"} 0.0',
             'ledger_pipeline_scrape_errors{part="alerts"} 0.0',
         ]
+        assert pipeline_health(fixed)["undelivered_notifications"] == {"slo_burn": 0}

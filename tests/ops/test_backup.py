@@ -38,7 +38,10 @@ def test_a_restored_home_publishes_the_same_export_byte_for_byte(
     assert result.exit_code == 0, result.output
     (events,) = _rows(ops_settings, "select count(*) from raw.events")[0]
     assert result.output.startswith(f"backed up into {tmp_path / 'backup'}: ")
-    assert result.output.endswith(f"raw event files ({events:,} events)\n")
+    landing = [p for p in ops_settings.landing_dir.rglob("*") if p.is_file()]
+    assert result.output.endswith(
+        f"raw event files ({events:,} events), {len(landing)} landing files\n"
+    )
     # A backup never lands on top of something else.
     again = CliRunner().invoke(main, ["backup", str(tmp_path / "backup")], env=environment)
     assert again.output == (

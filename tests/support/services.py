@@ -195,7 +195,8 @@ class PostgresServer:
 
 @dataclass
 class LedgerUp:
-    """`ledger up` on `settings.home` in a child process, every port free and chosen here."""
+    """`ledger up` on `settings.home` in a child process, every port free and chosen here (on
+    the first start: a start after a stop takes the same ports again)."""
 
     settings: Settings
     environment: dict[str, str] = field(default_factory=dict)
@@ -204,7 +205,9 @@ class LedgerUp:
     process: subprocess.Popen | None = None
 
     def start(self) -> LedgerUp:
-        self.ports = {name: free_port() for name in ("dagster", "collector", "boards", "pipeline")}
+        if not self.ports:
+            names = ("dagster", "collector", "boards", "pipeline")
+            self.ports = {name: free_port() for name in names}
         command = [sys.executable, "-m", "ledger.commands.cli", "up"]
         command += [f"--{name}-port={port}" for name, port in self.ports.items()]
         if self.collector_config is not None:

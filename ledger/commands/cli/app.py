@@ -14,6 +14,7 @@ import click
 import duckdb
 from rich.console import Console
 
+from ledger.core.durable import disk_full_message
 from ledger.core.home_lock import HomeLocked
 from ledger.core.settings import ENVIRONMENT, Settings
 from ledger.warehouse import corruption_message, is_corruption, lock_conflict_message
@@ -56,8 +57,8 @@ def load_settings() -> Settings:
 
 class LedgerGroup(click.Group):
     """The root group: commands loaded from their module when named (`COMMANDS`); a damaged
-    warehouse, on any command, is one line that names `ledger recover`, and a home or warehouse
-    another run holds is one line that names the holder."""
+    warehouse, on any command, is one line that names `ledger recover`, a home or warehouse
+    another run holds is one line that names the holder, and a full disk is one line."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
@@ -77,10 +78,16 @@ class LedgerGroup(click.Group):
         except duckdb.Error as exc:
             if is_corruption(exc):
                 raise click.ClickException(corruption_message(exc)) from None
-            conflict = lock_conflict_message(exc)
-            if conflict is None:
+            known = lock_conflict_message(exc) or disk_full_message(exc)
+            if known is None:
                 raise
-            raise click.ClickException(conflict) from None
+            raise click.ClickException(known) from None
+        except OSError as exc:
+            # A full disk fails every write: one line, not a traceback per file or request.
+            full = disk_full_message(exc)
+            if full is None:
+                raise
+            raise click.ClickException(full) from None
 
 
 @click.group(cls=LedgerGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -17,8 +17,9 @@ from ledger.commands.cli.app import console, load_settings
 def backup(dest: Path) -> None:
     """Back up what cannot be rebuilt into DEST (a new or empty folder).
 
-    The raw layer with its manifest, the ops state, provider bills, the reference data, the
-    weekly reviews and the access file; consistent, under the home's run lock.
+    The raw layer with its manifest, the landing folder (what was acknowledged and not yet
+    ingested), the ops state, provider bills, the reference data, the weekly reviews and the
+    access file; consistent, under the home's run lock, with every file's checksum.
     """
     try:
         summary = run_backup(load_settings(), dest)
@@ -30,7 +31,8 @@ def backup(dest: Path) -> None:
 @click.command()
 @click.argument("src", type=click.Path(exists=True, file_okay=False, path_type=Path))
 def restore(src: Path) -> None:
-    """Restore a backup into LEDGER_HOME (which must hold no warehouse yet).
+    """Restore a backup into LEDGER_HOME (which must hold no warehouse yet), once every file
+    matches the backup's checksums.
 
     The reference data goes to LEDGER_HOME/reference: point LEDGER_REFERENCE_DIR there, then
     `ledger build` rebuilds the marts and publishes.
