@@ -25,7 +25,7 @@ import pytest
 
 from ledger.core.settings import REPO_ROOT, Settings
 from tests.support.homes import build_home
-from tests.support.ledger_by_hand import priced_meter
+from tests.support.ledger_by_hand import priced_meter, recompute_sessions
 
 pytestmark = pytest.mark.integration
 
@@ -139,3 +139,15 @@ def test_the_token_counts_of_a_tts_the_card_prices_per_character_bill_nothing(tt
 
 def test_a_cached_token_billed_phrase_saves_its_token_price_once(tts_home):
     assert _tts(tts_home, "cached-1") == (Decimal(0), TOKEN_PRICED)
+
+
+def test_the_hand_computation_prices_token_billed_tts_as_the_ledger_does(tts_home):
+    hand = recompute_sessions(tts_home)
+    assert {
+        session_id: (row["tts_cost"], row["tts_cache_savings"]) for session_id, row in hand.items()
+    } == {
+        "tokens-1": (TOKEN_PRICED, Decimal(0)),
+        "characters-1": (CHARACTER_PRICED, Decimal(0)),
+        "flash-1": (line(480, "0.05", 1000), Decimal(0)),
+        "cached-1": (Decimal(0), TOKEN_PRICED),
+    }
