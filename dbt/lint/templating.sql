@@ -16,6 +16,7 @@
         'savings_kinds': ['llm', 'tts'],
         'degradation_kinds': ['realtime_to_cascade', 'asr_to_dtmf'],
         'segments': ['endpointing', 'stt_final'],
+        'tts_token_meters': ['tts.input_tokens', 'tts.output_audio_tokens'],
         'spark_source_tables': [],
         'spark_plan_tables': [],
         'burn_rate_rules': [

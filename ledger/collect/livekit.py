@@ -10,7 +10,9 @@ runs in (`get_job_context().job.room.sid`) when attaching.
 What the session already emits becomes contract events:
 - `session_usage_updated` (cumulative usage per provider and model) -> per-call deltas as
   `llm.usage` / `realtime.usage` / `asr.usage` / `tts.usage`. LiveKit's prompt tokens include the
-  cached ones; the contract's buckets are exclusive, so the cached part is taken out.
+  cached ones; the contract's buckets are exclusive, so the cached part is taken out. A TTS that
+  reports tokens (OpenAI's gpt-4o-mini-tts) keeps them on `tts.usage` (`input_tokens`,
+  `output_audio_tokens`), next to its characters.
 - `metrics_collected` -> which request and turn a usage delta belongs to (its `request_id` and
   `speech_id` make the event ids, so a re-sent report deduplicates), and the latency segments it
   measures: `stt_final` and `endpointing` from end-of-utterance metrics, `llm_ttft` from LLM (or
@@ -268,6 +270,7 @@ class LiveKitCollector:
                 turn_index=self._turn(speech_id),
                 characters=non_negative_int(d["characters_count"]),
                 audio_seconds=decimal_text(d["audio_duration"]),
+                **_tts_token_counts(d),
             )
         elif usage.type == "stt_usage" and d["audio_duration"] > 0:
             provider, model = self._service("stt", usage.provider, usage.model)
@@ -327,6 +330,18 @@ class LiveKitCollector:
         flush = getattr(self.sink, "flush", None)
         if flush is not None:
             flush()
+
+
+def _tts_token_counts(delta: dict) -> dict[str, int]:
+    """A token-billed TTS's counts (contract v1.2: input text, output audio tokens), kept so that
+    the rate card can price it per token. LiveKit reports 0 for a TTS that counts no tokens: then
+    the fields are left out, and the line is priced per character (SPEC 4)."""
+    if delta["input_tokens"] <= 0 and delta["output_tokens"] <= 0:
+        return {}
+    return {
+        "input_tokens": non_negative_int(delta["input_tokens"]),
+        "output_audio_tokens": non_negative_int(delta["output_tokens"]),
+    }
 
 
 # Where LiveKit's adapters keep the plugins they wrap (stream adapters, fallback adapters).

@@ -8,7 +8,9 @@ Pipecat services push `MetricsFrame`s; this observer turns them into contract ev
 - LLM token usage -> `llm.usage` (or `realtime.usage` when it counts audio tokens). Services
   differ in whether `prompt_tokens` includes the cache reads; `total_tokens` is gross either way,
   so the exclusive input is `total - completion - cache reads` for every service.
-- TTS characters -> `tts.usage`; STT audio seconds -> `asr.usage`.
+- TTS characters -> `tts.usage`; STT audio seconds -> `asr.usage`. Pipecat's TTS usage metrics
+  count characters only (no tokens, up to 1.14), so a token-billed TTS such as gpt-4o-mini-tts
+  is priced per character under Pipecat; the LiveKit collector keeps the tokens LiveKit reports.
 - TTFB of the STT, LLM and TTS services -> `stt_final`, `llm_ttft`, `tts_first_frame` latency
   segments (the first of each per turn); a turn detector's end-to-end processing time ->
   `endpointing`. Pipecat measures no network playback, so that segment is absent.

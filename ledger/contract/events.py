@@ -1,4 +1,4 @@
-"""Metering contract v1.1: the single source of truth for what an event is (SPEC section 3).
+"""Metering contract v1.2: the single source of truth for what an event is (SPEC section 3).
 
 Everything else is derived from these models: the JSON Schema (`ledger schema`), the bulk
 validation SQL of the ingest (`ledger.contract.fields`), the warehouse columns of `raw.events`, and
@@ -26,8 +26,9 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError, core_schema
 
-# v1.1 adds `cost.reported` and `turn.shadow` (SPEC 9 and 11); every v1 event is still valid.
-CONTRACT_VERSION = "v1.1"
+# v1.1 adds `cost.reported` and `turn.shadow` (SPEC 9 and 11); v1.2 the optional token counts of
+# `tts.usage` (SPEC 3). Every v1 and v1.1 event is still valid.
+CONTRACT_VERSION = "v1.2"
 
 # The textual forms the contract accepts. The bulk ingest applies the same patterns in SQL.
 # RFC 3339 lets a specification require upper-case "T" and "Z" (section 5.6); this one does.
@@ -293,6 +294,10 @@ class TtsUsage(_EventBase):
     characters: MeteredCount
     audio_seconds: Quantity
     cache_hit: StrictBool = False
+    # v1.2: what a token-billed TTS (gpt-4o-mini-tts) reports, input text and output audio tokens.
+    # Absent where the framework reports none: such a line is priced per character (SPEC 4).
+    input_tokens: MeteredCount | None = None
+    output_audio_tokens: MeteredCount | None = None
 
 
 class RealtimeUsage(_EventBase):

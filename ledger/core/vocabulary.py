@@ -43,6 +43,8 @@ METERS: tuple[str, ...] = (
     "llm.cached_input_tokens",
     "llm.output_tokens",
     "tts.characters",
+    "tts.input_tokens",
+    "tts.output_audio_tokens",
     "realtime.input_audio_tokens",
     "realtime.cached_input_audio_tokens",
     "realtime.input_text_tokens",
@@ -54,6 +56,10 @@ METERS: tuple[str, ...] = (
     "infra.minutes",
     "infra.gb",
 )
+
+# A `tts.usage` is priced by these meters where the rate card prices its model by them and the
+# event carries them, else by `tts.characters`: never both (SPEC 4).
+TTS_TOKEN_METERS: tuple[str, ...] = ("tts.input_tokens", "tts.output_audio_tokens")
 
 # Providers that stand for the one named in the model (SPEC 4: LiveKit Inference's
 # `deepgram/nova-3`): `livekit` is what LiveKit's inference plugins report, `unknown` what a
@@ -77,6 +83,7 @@ def dbt_vars() -> dict[str, list[str]]:
         "degradation_kinds": list(DEGRADATION_KINDS),
         "segments": list(SEGMENTS),
         "inference_gateways": list(INFERENCE_GATEWAYS),
+        "tts_token_meters": list(TTS_TOKEN_METERS),
     }
 
 

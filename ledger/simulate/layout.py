@@ -34,8 +34,15 @@ def _polars_type(annotation: object) -> pl.DataType:
     return pl.String()
 
 
+# The simulated TTS models are billed per character: their `tts.usage` carries no token counts
+# (contract v1.2's optional fields), as a producer's TTS that counts none does not.
+NOT_SIMULATED: dict[str, tuple[str, ...]] = {"tts.usage": ("input_tokens", "output_audio_tokens")}
+
+# The fields each simulated event type carries, in the contract's order.
 EVENT_FIELDS: dict[str, tuple[str, ...]] = {
-    event_type: tuple(model.model_fields)
+    event_type: tuple(
+        name for name in model.model_fields if name not in NOT_SIMULATED.get(event_type, ())
+    )
     for event_type, model in zip(EVENT_TYPES, EVENT_MODELS, strict=True)
 }
 

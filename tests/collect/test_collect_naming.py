@@ -38,6 +38,7 @@ from ledger.collect.naming import (
     split_inference_model,
 )
 from ledger.collect.pipecat import PipecatCollector
+from ledger.contract.events import EVENT_ADAPTER
 from tests.support.real_stacks import INFERENCE_CREDENTIALS, ListSink
 
 
@@ -288,3 +289,48 @@ def test_a_collector_counts_each_usage_line_priced_under_a_disagreeing_name():
         names.check("llm", "gpt-4.1", ("deepseek", "deepseek-chat"))
     names.check("stt", "deepgram/nova-3:en", ("deepgram", "nova-3"))  # LiveKit Inference's form
     assert names.disagreements == {("llm", "deepseek-chat", "gpt-4.1"): 3}
+
+
+def _tts_usage_events(plugin: Any, usage: TTSModelUsage) -> list[dict]:
+    sink = ListSink()
+    with _agent_session(tts=plugin) as session:
+        LiveKitCollector(sink, tenant_id="t", session_id="RM_1").attach(session)
+        _UsageEvent.emit(session, [usage])
+    return [e for e in sink.events if e["event_type"] == "tts.usage"]
+
+
+def test_livekit_keeps_the_token_counts_a_token_billed_tts_reports():
+    plugin = openai.TTS(model="gpt-4o-mini-tts", api_key="k")
+    usage = TTSModelUsage(
+        provider=plugin.provider,
+        model=plugin.model,
+        characters_count=480,
+        input_tokens=120,
+        output_tokens=2400,
+        audio_duration=20.0,
+    )
+
+    (event,) = _tts_usage_events(plugin, usage)
+
+    # contract v1.2: the input text and output audio tokens, next to the characters
+    assert {k: event[k] for k in ("provider", "model", "characters", "audio_seconds")} == {
+        "provider": "openai",
+        "model": "gpt-4o-mini-tts",
+        "characters": 480,
+        "audio_seconds": "20",
+    }
+    assert (event["input_tokens"], event["output_audio_tokens"]) == (120, 2400)
+    assert EVENT_ADAPTER.validate_python(event).input_tokens == 120
+
+
+def test_livekit_leaves_out_the_token_counts_of_a_tts_that_reports_none():
+    plugin = cartesia.TTS(model="sonic-2", api_key="k")
+    usage = TTSModelUsage(
+        provider=plugin.provider, model=plugin.model, characters_count=12, audio_duration=1.0
+    )
+
+    (event,) = _tts_usage_events(plugin, usage)
+
+    # LiveKit's 0 means "not counted": no token fields, so the line is priced per character
+    assert event["characters"] == 12
+    assert "input_tokens" not in event and "output_audio_tokens" not in event

@@ -346,6 +346,12 @@ CASES: list[tuple[str, tuple[str, str | None] | None]] = [
     (line("llm.usage", provider=["deepseek"]), ("bad_type", "provider")),
     (line("tts.usage", audio_seconds=1.123456), None),
     (line("tts.usage", cache_hit=...), None),
+    # contract v1.2: a token-billed TTS's counts, optional and metered like any other count
+    (line("tts.usage", input_tokens=120, output_audio_tokens=2400), None),
+    (line("tts.usage", input_tokens=None, output_audio_tokens=2400), None),
+    (line("tts.usage", input_tokens=-1), ("bad_value", "input_tokens")),
+    (line("tts.usage", output_audio_tokens="2400"), ("bad_type", "output_audio_tokens")),
+    (line("tts.usage", output_audio_tokens=10**12), ("bad_value", "output_audio_tokens")),
     (line("realtime.usage", output_text_tokens=1.0), ("bad_type", "output_text_tokens")),
     (line("turn.latency", started_at="2026-11-01T18:00:00.000+08:00"), None),
 ]

@@ -22,8 +22,9 @@ from ledger.reference import (
 
 SHIPPED = REPO_ROOT / "data" / "reference"
 RATE_CARD_HEADER = "provider,model,meter,price,per,currency,effective_from,effective_to"
-# The shipped rate card has a header and 68 rows, so an appended row is line 70.
-APPENDED_RATE_LINE = 70
+# The shipped rate card has a header and 70 rows, so an appended row is line 72.
+SHIPPED_RATE_ROWS = 70
+APPENDED_RATE_LINE = SHIPPED_RATE_ROWS + 2
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +65,7 @@ def problems(ref_dir: Path) -> list[str]:
 
 
 def test_shipped_reference_files_load_cleanly(shipped: ReferenceData) -> None:
-    assert len(shipped.rate_card) == 68
+    assert len(shipped.rate_card) == SHIPPED_RATE_ROWS
     assert (len(shipped.provider_aliases), len(shipped.model_aliases)) == (10, 8)
     assert len(shipped.fx_rates) == 761  # every day from 2025-01-01 to 2027-01-31
     assert shipped.fx_rates[0].rate_date == date(2025, 1, 1)
@@ -80,8 +81,10 @@ def test_shipped_reference_files_load_cleanly(shipped: ReferenceData) -> None:
     assert {row.meter for row in shipped.rate_card} == set(METERS)
 
 
-def test_meters_are_the_fifteen_of_the_spec() -> None:
-    assert len(METERS) == 15
+def test_meters_are_the_seventeen_of_the_spec() -> None:
+    # the spec's fifteen, and the token meters of a token-billed TTS (contract v1.2)
+    assert len(METERS) == 17
+    assert METERS[5:7] == ("tts.input_tokens", "tts.output_audio_tokens")
     assert METERS[0] == "asr.audio_seconds"
     assert METERS[-1] == "infra.gb"
 
@@ -316,7 +319,7 @@ def test_rate_windows_that_only_touch_do_not_overlap(ref_dir: Path) -> None:
     # The shipped price change ends the old rows exactly where the new ones start.
     append_line(ref_dir / "rate_card.csv", _rate(effective_to="2026-01-01"))
     append_line(ref_dir / "rate_card.csv", _rate(effective_from="2026-01-01"))
-    assert len(load_reference(ref_dir).rate_card) == APPENDED_RATE_LINE
+    assert len(load_reference(ref_dir).rate_card) == SHIPPED_RATE_ROWS + 2
 
 
 def test_overlapping_price_plans_for_one_tenant_name_both_lines(ref_dir: Path) -> None:
@@ -656,7 +659,7 @@ def test_reference_tables_hold_every_row(warehouse: duckdb.DuckDBPyConnection) -
         "(select count(*) from reference.model_aliases), "
         "(select count(*) from reference.meta)"
     ).fetchone()
-    assert counts == (68, 761, 5, 72, 10, 8, 1)
+    assert counts == (SHIPPED_RATE_ROWS, 761, 5, 72, 10, 8, 1)
 
 
 def test_warehouse_unit_prices_are_the_exact_decimals(
@@ -699,7 +702,9 @@ def test_writing_again_replaces_the_tables(
     warehouse: duckdb.DuckDBPyConnection, shipped: ReferenceData
 ) -> None:
     write_reference_tables(warehouse, shipped)
-    assert warehouse.execute("select count(*) from reference.rate_card").fetchone() == (68,)
+    assert warehouse.execute("select count(*) from reference.rate_card").fetchone() == (
+        SHIPPED_RATE_ROWS,
+    )
     assert warehouse.execute("select count(*) from reference.meta").fetchone() == (1,)
 
 
@@ -712,7 +717,9 @@ def test_a_failed_write_leaves_the_previous_tables(
     smaller = shipped.model_copy(update={"rate_card": shipped.rate_card[:1]})
     with pytest.raises(duckdb.Error):
         write_reference_tables(warehouse, smaller)
-    assert warehouse.execute("select count(*) from reference.rate_card").fetchone() == (68,)
+    assert warehouse.execute("select count(*) from reference.rate_card").fetchone() == (
+        SHIPPED_RATE_ROWS,
+    )
 
 
 # ---- latency override merge ----------------------------------------------------------------------

@@ -22,6 +22,7 @@ from zoneinfo import ZoneInfo
 
 import duckdb
 
+from ledger.core.settings import Settings
 from ledger.reference import load_reference
 from ledger.serving.export import export_session_ledger
 from tests.support.homes import LedgerWarehouse
@@ -60,7 +61,12 @@ USAGE_METERS: dict[str, list[tuple[str, str, str | None]]] = {
         ("llm.cached_input_tokens", "cached_input_tokens", "llm.input_tokens"),
         ("llm.output_tokens", "output_tokens", None),
     ],
-    "tts.usage": [("tts.characters", "characters", None)],
+    # a token-billed TTS's counts are optional (contract v1.2): a line only where the event has them
+    "tts.usage": [
+        ("tts.characters", "characters", None),
+        ("tts.input_tokens", "input_tokens", None),
+        ("tts.output_audio_tokens", "output_audio_tokens", None),
+    ],
     "realtime.usage": [
         ("realtime.input_audio_tokens", "input_audio_tokens", None),
         (
@@ -80,6 +86,7 @@ USAGE_METERS: dict[str, list[tuple[str, str, str | None]]] = {
     "vision.usage": [("vision.images", "images", None)],
     "infra.usage": [("infra.{unit}", "quantity", None)],
 }
+TTS_TOKEN_METERS = {"tts.input_tokens", "tts.output_audio_tokens"}
 WASTE_METERS = {
     "output": {"llm.output_tokens", "realtime.output_audio_tokens"},
     "tts": {"tts.characters"},
@@ -142,6 +149,13 @@ class HandPricer:
         return rows[0] if rows else None
 
 
+def _billed_tts_lines(lines: list[tuple]) -> list[tuple]:
+    """SPEC 4: a TTS priced per token (a price for a token count > 0 of the event) is billed by its
+    tokens, else by its characters; never both."""
+    by_tokens = any(m in TTS_TOKEN_METERS and q > 0 and p is not None for m, q, p, _ in lines)
+    return [line for line in lines if (line[0] in TTS_TOKEN_METERS) == by_tokens]
+
+
 def _recompute(events: list[dict], pricer: HandPricer, zone: str) -> dict[str, dict]:
     sessions: dict[str, HandSession] = defaultdict(HandSession)
     output_prices: dict[str, list[tuple]] = defaultdict(list)  # session -> usage candidates
@@ -155,6 +169,8 @@ def _recompute(events: list[dict], pricer: HandPricer, zone: str) -> dict[str, d
         model = event["resource"] if component == "infra" else event["model"]
         lines = []
         for meter_pattern, quantity_field, savings_meter in USAGE_METERS[event["event_type"]]:
+            if event[quantity_field] is None:
+                continue
             meter = meter_pattern.format(unit=event["unit"])
             quantity = Decimal(event[quantity_field])
             price = pricer.unit_price(event["provider"], model, meter, event["occurred_at"])
@@ -170,6 +186,8 @@ def _recompute(events: list[dict], pricer: HandPricer, zone: str) -> dict[str, d
                 output_prices[event["session_id"]].append(key)
             if meter in WASTE_METERS["tts"]:
                 tts_prices[event["session_id"]].append(key)
+        if component == "tts":
+            lines = _billed_tts_lines(lines)
         if any(quantity > 0 and price is None for _, quantity, price, _ in lines):
             session.unpriced = True
             continue
@@ -289,15 +307,20 @@ def _parse_export(row: dict[str, str], expected: dict) -> dict:
     return parsed
 
 
-def check_every_session(warehouse: LedgerWarehouse, tmp_path: Path) -> None:
-    """The hand computation of every session of `warehouse` equals its exported session ledger."""
-    settings = warehouse.settings
+def recompute_sessions(settings: Settings) -> dict[str, dict]:
+    """Every session of the home's `raw.events`, computed by hand: session id -> ledger row."""
     with duckdb.connect(str(settings.warehouse_path), read_only=True) as con:
         cursor = con.execute("select * from raw.events")
         names = [column[0] for column in cursor.description]
         events = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
     pricer = HandPricer(settings.reference_dir, settings.reporting_currency)
-    expected = _recompute(events, pricer, settings.timezone)
+    return _recompute(events, pricer, settings.timezone)
+
+
+def check_every_session(warehouse: LedgerWarehouse, tmp_path: Path) -> None:
+    """The hand computation of every session of `warehouse` equals its exported session ledger."""
+    settings = warehouse.settings
+    expected = recompute_sessions(settings)
 
     out = tmp_path / "ledger.csv"
     export_session_ledger(settings, out)

@@ -1,5 +1,9 @@
 {{ config(materialized='incremental', unique_key='session_id') }}
 {%- set reporting_currency = var('reporting_currency') -%}
+{%- set tts_token_meters = "('" ~ var('tts_token_meters') | join("', '") ~ "')" -%}
+{#- A meter that is not the one its event is billed by (with_billed_meters) bills nothing. -#}
+{%- set billed_quantity =
+    'case when is_billed_meter then billed_quantity else cast(0 as decimal(38, 6)) end' -%}
 
 with
 
@@ -71,14 +75,39 @@ with_rates as (
         )
 ),
 
+-- SPEC 4: a `tts.usage` is billed by its token meters where the rate card prices its model per
+-- token (a rate in effect for a token count the event carries), else by its characters: never
+-- both. The meters not billed stay lines, so that their quantities still count, billing nothing.
+with_billed_meters as (
+    select
+        *,
+        case
+            when component != 'tts' then true
+            when max(
+                case
+                    when
+                        meter in {{ tts_token_meters }}
+                        and rate_card_line_number is not null
+                        and quantity > 0
+                        then 1
+                    else 0
+                end
+            ) over (partition by source, event_id) = 1
+                then meter in {{ tts_token_meters }}
+            else meter not in {{ tts_token_meters }}
+        end as is_billed_meter,
+    from with_rates
+),
+
 -- SPEC 4: the FX rate of the latest date on or before the event's UTC date.
 with_own_fx as (
     select
-        with_rates.*,
+        with_billed_meters.*,
         own_fx.fx_rate as own_fx_rate,
-    from with_rates
-    {{ asof_left_join('fx_rates', 'own_fx', 'with_rates.rate_currency = own_fx.currency',
-        'with_rates.usage_date', 'rate_date', 'currency') }}
+    from with_billed_meters
+    {{ asof_left_join('fx_rates', 'own_fx',
+        'with_billed_meters.rate_currency = own_fx.currency',
+        'with_billed_meters.usage_date', 'rate_date', 'currency') }}
 ),
 
 with_fx as (
@@ -113,7 +142,7 @@ unit_prices as (
         {{ unit_price('savings_reference_unit_price * savings_reference_fx_rate') }}
             as savings_reference_unit_price_reporting,
         case
-            when quantity = 0 then null
+            when quantity = 0 or not is_billed_meter then null
             when unit_price is null then 'no_rate_in_effect'
             when fx_rate is null then 'no_fx_rate'
         end as meter_unpriced_reason,
@@ -153,7 +182,7 @@ final as (
         meter,
         quantity,
         is_cache_hit,
-        billed_quantity,
+        {{ billed_quantity }} as billed_quantity,
         rate_card_line_number,
         rate_currency,
         unit_price,
@@ -164,11 +193,11 @@ final as (
         unpriced_reason,
         case
             when unpriced_reason is null
-                then {{ money('billed_quantity * coalesce(unit_price_reporting, 0)') }}
+                then {{ money(billed_quantity ~ ' * coalesce(unit_price_reporting, 0)') }}
         end as amount,
         case when savings_reference_meter is not null then component end as savings_kind,
         case
-            when savings_reference_meter is null or quantity = 0
+            when savings_reference_meter is null or quantity = 0 or not is_billed_meter
                 then {{ money(0) }}
             when unpriced_reason is not null or savings_reference_unit_price_reporting is null
                 then null

@@ -2,7 +2,9 @@
 {#-
     One row per usage event and meter it carries (SPEC 4: the meters of the rate card). The
     cached meters of LLM and realtime name the full-price meter their savings are measured against;
-    a TTS or vision cache hit is measured against its own meter and bills nothing.
+    a TTS or vision cache hit is measured against its own meter and bills nothing. An optional
+    meter (a `tts.usage`'s token counts, contract v1.2) is a line only where the event carries it;
+    which of a TTS event's meters is billed is the rate card's to say (int_usage_lines_priced).
 -#}
 {%- set meters = [
     {'cte': 'asr_usage', 'component': 'asr', 'meter': 'asr.audio_seconds',
@@ -15,6 +17,10 @@
      'quantity': 'output_tokens'},
     {'cte': 'tts_usage', 'component': 'tts', 'meter': 'tts.characters',
      'quantity': 'characters', 'cache_hit': 'cache_hit'},
+    {'cte': 'tts_usage', 'component': 'tts', 'meter': 'tts.input_tokens',
+     'quantity': 'input_tokens', 'cache_hit': 'cache_hit', 'optional': true},
+    {'cte': 'tts_usage', 'component': 'tts', 'meter': 'tts.output_audio_tokens',
+     'quantity': 'output_audio_tokens', 'cache_hit': 'cache_hit', 'optional': true},
     {'cte': 'realtime_usage', 'component': 'realtime', 'meter': 'realtime.input_audio_tokens',
      'quantity': 'input_audio_tokens'},
     {'cte': 'realtime_usage', 'component': 'realtime',
@@ -86,6 +92,9 @@ unpivoted as (
         cast(null as varchar) as savings_reference_meter,
         {%- endif %}
     from {{ m.cte }}
+    {%- if m.get('optional') %}
+    where {{ m.quantity }} is not null
+    {%- endif %}
     {% if not loop.last %}union all{% endif %}
     {%- endfor %}
 ),

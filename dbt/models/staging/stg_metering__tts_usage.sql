@@ -17,6 +17,8 @@ final as (
         characters,
         audio_seconds,
         cache_hit,
+        input_tokens,
+        output_audio_tokens,
     from events
     where event_type = 'tts.usage'
 )
