@@ -968,10 +968,13 @@ def test_the_boards_keep_reading_while_the_pipeline_builds_and_pick_up_the_new_c
     monkeypatch.setenv("LEDGER_HOME", str(home))
     before = connection.current_version()
 
+    # Its output to a file, not a pipe nobody reads while it runs: the build's log fills a pipe's
+    # buffer and would then block the build for good.
+    log = (tmp_path / "build.log").open("w")
     build = subprocess.Popen(
         [sys.executable, "-m", "ledger.commands.cli", "build"],
         env=env,
-        stdout=subprocess.PIPE,
+        stdout=log,
         stderr=subprocess.STDOUT,
         text=True,
     )
@@ -990,7 +993,9 @@ def test_the_boards_keep_reading_while_the_pipeline_builds_and_pick_up_the_new_c
             assert metrics(at)["Revenue"][0] == "CNY 4.00"
             page_runs += 1
         time.sleep(0.05)
-    output = build.communicate()[0]
+    build.wait()
+    log.close()
+    output = (tmp_path / "build.log").read_text()
 
     assert build.returncode == 0, output
     assert "build succeeded" in output

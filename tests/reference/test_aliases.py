@@ -162,13 +162,14 @@ def test_real_plugin_names_are_priced_and_an_added_alias_restates_what_it_touche
         "unchanged",
         f"{litellm} whisper-1",
     )
-    # 0.00007167 USD a second in the map (its pre-recorded price; the card has streaming's).
+    # Streamed ASR takes the map's streaming listing, Deepgram's published per-minute price: the
+    # card's own (the pre-recorded 0.0043 is no price for a voice agent, issue 38 point 2).
     assert rows[("deepgram", "nova-3", "asr.audio_seconds")] == (
-        Decimal("0.0043002"),
+        Decimal("0.0077"),
         Decimal(60),
         "USD",
-        "change",
-        f"{litellm} deepgram/nova-3",
+        "unchanged",
+        f"{litellm} deepgram/streaming/nova-3 (streaming price); the provider's per-minute price",
     )
     assert rows[("elevenlabs", "eleven_turbo_v2_5", "tts.characters")] == (
         Decimal("40"), Decimal(1000000), "USD", "change",
