@@ -104,13 +104,15 @@ def record_days_for_report(
 
 def first_checkable_date(settings: Settings, params: DetectionParams = DEFAULT_PARAMS) -> date:
     """The first business date with enough history for a baseline: the data's first date plus
-    the detector's minimum baseline days (what `ledger demo` checks from)."""
+    the detector's minimum baseline days, or the newest closed date when the data is shorter
+    (what `ledger demo` checks from)."""
     with open_published_with_ops(settings) as con:
         require_marts(con, str(settings.published_path))
         first = earliest_business_date(con)
-    if first is None:
-        raise MartsMissingError("no business date in the marts yet")
-    return first + timedelta(days=params.min_baseline_days)
+        newest = latest_closed_business_date(con, settings.timezone)
+    if first is None or newest is None:
+        raise MartsMissingError("no closed business date in the marts yet")
+    return min(first + timedelta(days=params.min_baseline_days), newest)
 
 
 def business_dates(settings: Settings, first: date, last: date | str | None) -> list[date]:

@@ -47,6 +47,8 @@ def alerts_run(day: str | None, date_from: str | None = None) -> None:
     settings = load_settings()
     last = _business_date(day, "--date") or (LATEST if date_from else None)
     first = _business_date(date_from, "--from")
+    if first == LATEST:
+        raise click.UsageError("--from takes YYYY-MM-DD (the range ends at --date, or latest)")
     failed = 0
     # It writes ops tables and publishes them: one run at a time per home, refused in one line
     # naming the holder (a build, say) rather than a lock error from the warehouse.
